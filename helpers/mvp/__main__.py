@@ -1,0 +1,165 @@
+"""python -m mvp COMMAND ...: the helper's commands, one module each."""
+import argparse
+import sys
+
+from . import settings as settings_mod
+from .errors import MvpError
+
+
+def _stderr(marker: str, message: str) -> None:
+    from datetime import datetime, timezone
+    print(f"{datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')} {marker} {message}", file=sys.stderr, flush=True)
+
+
+def log(message: str) -> None:
+    """A step being taken (as mvp::log in bash)."""
+    _stderr("----->", message)
+
+
+def info(message: str) -> None:
+    """A fact found (as mvp::info in bash)."""
+    _stderr("      ", message)
+
+
+def cmd_status(args, s):
+    from . import status
+    return status.main(args, s)
+
+
+def cmd_cluster_wait(args, s):
+    from . import cluster
+    from .dashboard import Dashboard
+    result = cluster.wait(s, Dashboard(s.dashboard_url, timeout=5), head_only=args.head,
+                          replaced=args.replaced.split(","), timeout=args.timeout)
+    what = "head" if args.head else f"head + {len(result['workers'])} workers"
+    info(f"cluster: {what} registered")
+    return 0
+
+
+def cmd_node_ids(args, s):
+    from . import cluster
+    from .dashboard import Dashboard
+    print(",".join(cluster.node_ids_at(Dashboard(s.dashboard_url, timeout=5), args.ips)))
+    return 0
+
+
+def cmd_submit(args, s):
+    from . import submit
+    return submit.main(args, s, log)
+
+
+def cmd_wait(args, s):
+    from . import jobctl
+    return jobctl.wait_main(args, s, log)
+
+
+def cmd_logs(args, s):
+    from . import jobctl
+    return jobctl.logs_main(args, s, log)
+
+
+def cmd_stop(args, s):
+    from . import jobctl
+    return jobctl.stop_main(args, s, log)
+
+
+def cmd_prepare(args, s):
+    from . import prepare
+    return prepare.main(args, s, log)
+
+
+def cmd_snapshot(args, s):
+    from . import snapshot
+    return snapshot.main(args, s, log)
+
+
+def cmd_newest_snapshot(args, s):
+    from . import snapshot
+    print(snapshot.newest(s.shared_root) or "")
+    return 0
+
+
+def cmd_nightly(args, s):
+    from .nightly import main as nightly_main
+    return nightly_main.main(args, s, log)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mvp", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("status", help="cluster shape, recent jobs, shared root")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_status)
+
+    c = sub.add_parser("cluster-wait", help="wait until the head (or all nodes) registered")
+    c.add_argument("--head", action="store_true", help="only the head")
+    c.add_argument("--replaced", default="", help="comma list of node ids that must be gone")
+    c.add_argument("--timeout", type=float)
+    c.set_defaults(func=cmd_cluster_wait)
+
+    c = sub.add_parser("node-ids", help="alive node ids at these addresses")
+    c.add_argument("ips", nargs="*")
+    c.set_defaults(func=cmd_node_ids)
+
+    c = sub.add_parser("submit", help="validate a JobSpec, create its job directory, submit it")
+    c.add_argument("--via", choices=("cli", "sdk"), required=True)
+    c.add_argument("--jobspec-text", required=True)
+    c.add_argument("--jobspec-name", default="<stdin>")
+    c.add_argument("--ray-config-text")
+    c.add_argument("--ray-config-name", default="templates/configs/dev.yaml")
+    c.add_argument("--code-id", default="")
+    c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
+    c.add_argument("--submission-id", default="")
+    c.add_argument("--wait", action="store_true")
+    c.add_argument("--timeout", type=float)
+    c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
+    c.set_defaults(func=cmd_submit)
+
+    c = sub.add_parser("wait", help="wait for a job to end and archive it")
+    c.add_argument("submission_id")
+    c.add_argument("--timeout", type=float)
+    c.set_defaults(func=cmd_wait)
+
+    c = sub.add_parser("logs", help="a job's driver log")
+    c.add_argument("submission_id")
+    c.add_argument("--follow", action="store_true")
+    c.set_defaults(func=cmd_logs)
+
+    c = sub.add_parser("stop", help="stop a job and archive it")
+    c.add_argument("submission_id")
+    c.set_defaults(func=cmd_stop)
+
+    c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
+    c.add_argument("--force", action="store_true")
+    c.set_defaults(func=cmd_prepare)
+
+    c = sub.add_parser("snapshot", help="an immutable verl code snapshot")
+    c.add_argument("--code-id", default="")
+    c.add_argument("--src", required=True)
+    c.set_defaults(func=cmd_snapshot)
+
+    c = sub.add_parser("newest-snapshot", help="the newest code snapshot's id")
+    c.set_defaults(func=cmd_newest_snapshot)
+
+    c = sub.add_parser("nightly", help="nightly regression steps")
+    c.add_argument("step", choices=("judge", "retention", "index"))
+    c.add_argument("--run-dir", required=True)
+    c.add_argument("--keep", type=int, default=14)
+    c.set_defaults(func=cmd_nightly)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args, settings_mod.load())
+    except MvpError as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Debug bundles: Ray's view of the cluster saved into the job directory, so a
+failed night can be understood after the cluster is gone. The dashboard's
+HTTP API gives what `ray status`, `ray job list`, `ray list nodes` and
+`ray list actors` print, in milliseconds instead of four CLI start-ups."""
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import fsutil
+from .dashboard import Dashboard
+from .errors import MvpError
+from .redact import Redactor
+
+KINDS = {
+    "ray_status": Dashboard.cluster_status,
+    "job_list": Dashboard.jobs,
+    "nodes": Dashboard.nodes,
+    "actors": Dashboard.actors,
+}
+
+
+def stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) -> list:
+    """Writes debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers;
+    what it could not get goes to <stamp>_<phase>_errors.json. Returns the kinds written."""
+    when = stamp()
+    written, errors = [], {}
+    for kind, fetch in KINDS.items():
+        try:
+            data = fetch(dash)
+        except MvpError as exc:
+            errors[kind] = str(exc)
+            continue
+        fsutil.write_json(debug_dir / f"{when}_{phase}_{kind}.json", redactor.obj(data))
+        written.append(kind)
+    if errors:
+        fsutil.write_json(debug_dir / f"{when}_{phase}_errors.json", errors)
+    return written
+
+
+def kinds_present(debug_dir: Path) -> set:
+    kinds = set()
+    for p in debug_dir.glob("*.json"):
+        for kind in KINDS:
+            if p.name.endswith(f"_{kind}.json"):
+                kinds.add(kind)
+    return kinds

@@ -1,0 +1,44 @@
+"""Secrets reach the job but no file or log line: an env var whose name holds
+TOKEN, SECRET, PASSWORD or KEY has its value replaced by ***."""
+import json
+import re
+from typing import Any, Iterable
+
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.IGNORECASE)
+MASK = "***"
+
+
+def is_secret(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def secret_values(env_vars: dict) -> list:
+    return sorted({str(v) for k, v in (env_vars or {}).items() if is_secret(k) and str(v)}, key=len, reverse=True)
+
+
+def env(env_vars: dict) -> dict:
+    return {k: (MASK if is_secret(k) else v) for k, v in env_vars.items()}
+
+
+class Redactor:
+    """Replaces known secret values wherever they appear, in text or in JSON."""
+
+    def __init__(self, values: Iterable[str] = ()):
+        self.values = [v for v in values if v]
+
+    @classmethod
+    def for_job(cls, job: dict) -> "Redactor":
+        return cls(secret_values(((job or {}).get("runtime_env") or {}).get("env_vars") or {}))
+
+    def text(self, text: str) -> str:
+        for v in self.values:
+            text = text.replace(v, MASK)
+        return text
+
+    def obj(self, data: Any) -> Any:
+        if not self.values:
+            return data
+        raw = json.dumps(data)
+        for v in self.values:
+            raw = raw.replace(json.dumps(v)[1:-1], MASK)
+        return json.loads(raw)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# 00_prereq_check.sh: checks this host can run the cluster and creates the
+# shared layout of shared-layout.txt under SHARED_ROOT.
+#
+# Usage: scripts/00_prereq_check.sh [--runtime compose|local] [--shared-root PATH]
+#                                   [--config FILE] [--dry-run] [--help]
+# Checks tools, GPUs, Python dependencies, free ports, the verl source and a
+# writable SHARED_ROOT, and reports every problem found, not only the first.
+# Safe to re-run: directories that exist are left alone.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+check_shared_root() {
+  local dir=$MVP_HOST_SHARED_DIR
+  if [[ ! -d $dir ]]; then
+    if [[ $dir == "$MVP_DEFAULT_SHARED" ]]; then
+      mvp::run mkdir -p "$dir"
+    else
+      MVP_PROBLEMS+=("shared root $dir does not exist; mount the NFS share there or set SHARED_ROOT to a directory that exists")
+      return 1
+    fi
+  fi
+  if [[ $MVP_DRY_RUN != 1 && ! -w $dir ]]; then
+    MVP_PROBLEMS+=("shared root $dir is not writable by $(id -un); fix its permissions or set SHARED_ROOT")
+    return 1
+  fi
+}
+
+create_layout() {
+  local dir=$MVP_HOST_SHARED_DIR rel missing=()
+  while read -r rel _; do
+    [[ -z $rel || $rel == \#* ]] && continue
+    [[ -d $dir/$rel ]] || missing+=("$dir/$rel")
+  done <"$MVP_REPO/shared-layout.txt"
+  if ((${#missing[@]} == 0)); then
+    mvp::skip "shared layout under $dir (all directories exist)"
+  else
+    mvp::log "creating ${#missing[@]} directories of the shared layout under $dir"
+    mvp::run mkdir -p "${missing[@]}"
+  fi
+}
+
+check_python() {
+  if [[ $MVP_RUNTIME == compose ]]; then
+    mvp::info "python: checked inside the containers by scripts/12_install_py_deps.sh"
+    return 0
+  fi
+  if [[ ! -x $MVP_PYTHON ]] ||
+    ! "$MVP_PYTHON" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("ray", "yaml", "pyarrow")))'; then
+    MVP_PROBLEMS+=("the project venv $MVP_VENV lacks ray, pyyaml or pyarrow; run scripts/12_install_py_deps.sh (or make setup)")
+  fi
+}
+
+check_verl_source() {
+  local src=$MVP_NODE_VERL_SRC
+  [[ $MVP_RUNTIME == compose ]] && src=${MVP_VERL_SRC:-$MVP_VERL_DIR}
+  [[ $MVP_RUNTIME == compose && $src != /* ]] && src=$MVP_REPO/$src
+  if [[ ! -f $src/verl/__init__.py ]]; then
+    MVP_PROBLEMS+=("no verl source at $src; git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR, or set MVP_VERL_SRC=tests/fixtures/verl_standin for the CPU stand-in")
+  fi
+}
+
+# A port someone answers on is taken. Nodes of ours that are up are skipped:
+# their ports are taken by us.
+check_ports() {
+  local i node ip port
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    node=${MVP_NODES[$i]}
+    if mvp::rt::node_is_up "$node"; then
+      mvp::skip "port check for $node (it is up already)"
+      continue
+    fi
+    ip=$(mvp::node_ip "$i")
+    [[ $MVP_RUNTIME == compose ]] && { ((i == 0)) || continue; ip=127.0.0.1; }
+    for port in $(mvp::node_ports "$i"); do
+      [[ $MVP_RUNTIME == compose && $port != "$MVP_DASHBOARD_PORT" ]] && continue
+      if (: <"/dev/tcp/$ip/$port") 2>/dev/null; then
+        MVP_PROBLEMS+=("port $ip:$port (for $node) is in use; stop what listens there or change MVP_*_PORT / MVP_NODE_PORT_BASE")
+      fi
+    done
+  done
+}
+
+main() {
+  mvp::init "$@"
+  MVP_PROBLEMS=()
+  mvp::rt::prereq
+  check_python
+  check_verl_source
+  check_ports
+  if check_shared_root; then create_layout; fi
+  if ((${#MVP_PROBLEMS[@]})); then
+    local p
+    for p in "${MVP_PROBLEMS[@]}"; do printf 'PROBLEM: %s\n' "$p" >&2; done
+    mvp::die "${#MVP_PROBLEMS[@]} problem(s) found; fix them and run this again"
+  fi
+  mvp::info "prerequisites OK for the $MVP_RUNTIME runtime"
+}
+
+main "$@"

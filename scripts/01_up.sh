@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# 01_up.sh: brings the nodes up: the containers of docker-compose.yaml
+# (compose) or one namespace per node on this host (local). Ray is started
+# in them by 20_start_head.sh and 21_start_workers.sh.
+#
+# Usage: scripts/01_up.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# Safe to re-run: nodes that are up are left alone (SKIP).
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  mvp::rt::up
+}
+
+main "$@"

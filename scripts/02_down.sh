@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# 02_down.sh: stops Ray and removes the nodes (containers or namespaces).
+# Leaves no Ray process of this cluster behind; touches nothing else.
+#
+# Usage: scripts/02_down.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# Safe to re-run: nodes that are down are skipped. Shared storage is kept.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  mvp::rt::down
+}
+
+main "$@"

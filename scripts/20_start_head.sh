@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# 20_start_head.sh: starts the Ray head inside the head node as control plane
+# only (--num-cpus=0 --num-gpus=0), with the dashboard on the head's address.
+#
+# Usage: scripts/20_start_head.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# Safe to re-run: a healthy head (GCS and raylet running, dashboard answering) is a SKIP.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  local head=$MVP_HEAD_NODE
+  mvp::rt::node_is_up "$head" || mvp::die "node $head is not up; run scripts/01_up.sh first"
+  if mvp::ray_running_in "$head" && mvp::helper_host cluster-wait --head --timeout 5 2>/dev/null; then
+    mvp::skip "Ray head on $head (running, dashboard $MVP_HOST_DASHBOARD_URL answers)"
+    return 0
+  fi
+  mvp::ray_start_args 0
+  # Leftovers of a head that died half-way would hold its ports.
+  mvp::run mvp::rt::exec "$head" ray stop --force >/dev/null 2>&1 || true
+  mvp::log "starting the Ray head on $head ($MVP_HEAD_IP)"
+  mvp::run mvp::rt::exec "$head" "${MVP_RAY_ARGS[@]}" >/dev/null
+  [[ $MVP_DRY_RUN == 1 ]] && return 0
+  mvp::helper_host cluster-wait --head
+  mvp::info "head up: dashboard $MVP_HOST_DASHBOARD_URL, GCS $MVP_HEAD_IP:$MVP_GCS_PORT"
+}
+
+main "$@"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# 50_status.sh: the cluster's nodes (head must have CPU 0 and GPU 0; workers
+# their GPUs and worker_node), recent jobs with status and driver node (from
+# Ray and from the job archive, so history survives a restart) and the shared
+# root's usage. Jobs that ended since the last look are archived on the way.
+#
+# Usage: scripts/50_status.sh [--json] [--runtime compose|local] [--config FILE] [--help]
+# Exit code: 0 when the cluster is up and shaped as configured, 1 otherwise.
+# Read-only but for archiving ended jobs; one Python process, HTTP to the dashboard.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  local -a args=()
+  local arg
+  for arg in "${MVP_ARGS[@]}"; do
+    case $arg in
+      --json) args+=(--json) ;;
+      *) mvp::die "unknown argument '$arg'; see --help" ;;
+    esac
+  done
+  [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
+    mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
+  mvp::helper_host status "${args[@]}"
+}
+
+main "$@"

@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# Runtime "compose": the nodes are the containers of docker-compose.yaml and
+# commands run in them through `docker exec`, as the seed's v1.1 does.
+
+MVP_COMPOSE_PROJECT=mvp-v11
+
+# The settings docker-compose.yaml interpolates.
+mvp::rt::compose() {
+  local i
+  local -a gpu_ids=()
+  read -r -a gpu_ids <<<"$MVP_WORKER_GPU_IDS"
+  local -a env=(
+    "MVP_IMAGE=$MVP_IMAGE" "MVP_SHM_SIZE=$MVP_SHM_SIZE" "MVP_REPO_DIR=$MVP_REPO"
+    "MVP_HOST_SHARED_DIR=$MVP_HOST_SHARED_DIR" "MVP_VERL_DIR=$MVP_VERL_DIR"
+    "MVP_DASHBOARD_PORT=$MVP_DASHBOARD_PORT" "MVP_COMPOSE_SUBNET=$MVP_COMPOSE_SUBNET"
+    "MVP_HEAD_IP=$MVP_HEAD_IP"
+  )
+  for ((i = 0; i < MVP_WORKERS; i++)); do
+    env+=("MVP_WORKER${i}_IP=${MVP_WORKER_IP_LIST[$i]}" "MVP_WORKER${i}_GPUS=${gpu_ids[$i]:-}")
+  done
+  mvp::run env "${env[@]}" docker compose -f "$MVP_REPO/docker-compose.yaml" -p "$MVP_COMPOSE_PROJECT" "$@"
+}
+
+mvp::rt::node_is_up() {
+  [[ $(docker inspect -f '{{.State.Running}}' "$1" 2>/dev/null) == true ]]
+}
+
+# mvp::rt::exec NODE CMD...: `docker exec`, handing over the variables that
+# tests and users pass through by name (values never appear in argv).
+mvp::rt::exec() {
+  local node=$1 name; shift
+  local -a pass=()
+  while IFS= read -r name; do
+    [[ $name =~ ^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+)$ ]] && pass+=(-e "$name")
+  done < <(compgen -e)
+  docker exec -i "${pass[@]}" -w / "$node" "$@"
+}
+
+mvp::rt::prereq() {
+  command -v docker >/dev/null || { MVP_PROBLEMS+=("docker is missing; install Docker Engine with the compose plugin"); return 0; }
+  docker compose version >/dev/null 2>&1 || MVP_PROBLEMS+=("docker compose is missing; install the docker-compose-plugin package")
+  docker info >/dev/null 2>&1 || MVP_PROBLEMS+=("the Docker engine does not answer; start it (systemctl start docker) or check your permissions")
+  ((MVP_WORKERS == 2)) || MVP_PROBLEMS+=("docker-compose.yaml defines 2 workers but MVP_WORKERS=$MVP_WORKERS; set MVP_WORKERS=2 or add services to docker-compose.yaml")
+  [[ -d $MVP_VERL_DIR ]] || MVP_PROBLEMS+=("verl checkout $MVP_VERL_DIR is missing (it is mounted at /workspace/verl); git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR or set MVP_VERL_DIR")
+  if ! command -v nvidia-smi >/dev/null; then
+    MVP_PROBLEMS+=("nvidia-smi is missing: the compose runtime needs NVIDIA GPUs and the NVIDIA container toolkit; use MVP_RUNTIME=local without them")
+    return 0
+  fi
+  local have need=$((MVP_WORKERS * MVP_GPUS_PER_WORKER))
+  have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if ((have < need)); then
+    MVP_PROBLEMS+=("nvidia-smi lists $have GPUs, the cluster needs $need ($MVP_WORKERS workers x $MVP_GPUS_PER_WORKER); lower MVP_GPUS_PER_WORKER or MVP_WORKER_GPU_IDS")
+  else
+    mvp::info "GPUs: $have visible, $need assigned ($MVP_WORKER_GPU_IDS)"
+  fi
+}
+
+mvp::rt::up() {
+  local node all_up=1
+  for node in "${MVP_NODES[@]}"; do mvp::rt::node_is_up "$node" || all_up=0; done
+  if ((all_up)); then
+    mvp::skip "containers ${MVP_NODES[*]} (already running)"
+    return 0
+  fi
+  mkdir -p "$MVP_HOST_SHARED_DIR"
+  mvp::rt::compose up -d
+}
+
+mvp::rt::down() {
+  local node any=0
+  for node in "${MVP_NODES[@]}"; do
+    docker inspect "$node" >/dev/null 2>&1 && any=1
+  done
+  if ((!any)); then
+    mvp::skip "containers ${MVP_NODES[*]} (none exist)"
+    return 0
+  fi
+  mvp::rt::compose down
+}

@@ -1,0 +1,103 @@
+# shellcheck shell=bash
+# Runtime "local": each node is a PID + mount + UTS namespace on this host
+# with its own loopback address, its own /tmp/ray and pinned ports. Separate
+# PID namespaces matter: a job driver finds the raylet to join by scanning the
+# processes it can see, so without them every driver would join the head's.
+
+mvp::rt::node_dir() { echo "$MVP_STATE_DIR/nodes/$1"; }
+
+# The host PID of the node's init (PID 1 inside), or nothing when it is down.
+mvp::rt::node_pid() {
+  local node=$1 pid
+  local pidfile
+  pidfile="$(mvp::rt::node_dir "$node")/init.pid"
+  [[ -r $pidfile ]] || return 1
+  pid=$(<"$pidfile")
+  # A recycled PID is not our node: the init carries the node's name.
+  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "local_node_init.sh $node " || return 1
+  echo "$pid"
+}
+
+mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
+
+# mvp::rt::exec NODE CMD...: runs CMD inside the node from a neutral directory,
+# with the project venv first on PATH and no PYTHONPATH or CUDA_VISIBLE_DEVICES
+# leaking from the caller into Ray.
+mvp::rt::exec() {
+  local node=$1 pid; shift
+  pid=$(mvp::rt::node_pid "$node") || mvp::die "node $node is not up; run scripts/01_up.sh"
+  nsenter -t "$pid" --pid --mount --uts --wd=/ -- \
+    env -u PYTHONPATH -u CUDA_VISIBLE_DEVICES "PATH=$MVP_VENV/bin:$PATH" "$@"
+}
+
+mvp::rt::prereq() {
+  local tool
+  for tool in unshare nsenter flock; do
+    command -v "$tool" >/dev/null || MVP_PROBLEMS+=("$tool is missing; install util-linux (apt-get install util-linux)")
+  done
+  if ((EUID != 0)) && ! unshare --user --map-root-user true 2>/dev/null; then
+    MVP_PROBLEMS+=("user namespaces are disabled for non-root users; run as root or enable kernel.unprivileged_userns_clone")
+  fi
+  if command -v nvidia-smi >/dev/null; then
+    mvp::info "GPUs: local runtime gives each worker $MVP_GPUS_PER_WORKER logical GPUs (nvidia-smi is present but not used)"
+  else
+    mvp::info "GPUs: none on this host; each worker gets $MVP_GPUS_PER_WORKER logical GPUs"
+  fi
+}
+
+mvp::rt::up_node() {
+  local node=$1 dir
+  dir=$(mvp::rt::node_dir "$node")
+  if mvp::rt::node_is_up "$node"; then
+    mvp::skip "node $node (namespace already up, pid $(mvp::rt::node_pid "$node"))"
+    return 0
+  fi
+  mvp::log "starting node $node"
+  [[ $MVP_DRY_RUN == 1 ]] || { mkdir -p "$dir/tmp-ray"; rm -f "$dir/ready"; }
+  local -a userns=()
+  ((EUID == 0)) || userns=(--user --map-root-user)
+  local -a cmd=(env "PATH=$MVP_VENV/bin:$PATH" setsid unshare "${userns[@]}" --pid --fork --mount-proc --uts --propagation private
+    bash "$MVP_REPO/scripts/lib/local_node_init.sh" "$node" "$dir/tmp-ray" "$dir/ready")
+  if [[ $MVP_DRY_RUN == 1 ]]; then mvp::run "${cmd[@]}"; return 0; fi
+  "${cmd[@]}" </dev/null >>"$dir/init.log" 2>&1 &
+  local unshare_pid=$!
+  mvp::wait_for 10 "node $node to start" test -s "$dir/ready" || mvp::die "node $node did not start; see $dir/init.log"
+  # The init is unshare's only child; its host PID is what nsenter needs.
+  local child
+  child=$(<"/proc/$unshare_pid/task/$unshare_pid/children")
+  echo "${child%% *}" >"$dir/init.pid.tmp" && mv "$dir/init.pid.tmp" "$dir/init.pid"
+}
+
+mvp::rt::up() {
+  local node
+  for node in "${MVP_NODES[@]}"; do mvp::rt::up_node "$node"; done
+}
+
+mvp::rt::down_node() {
+  local node=$1 pid dir
+  dir=$(mvp::rt::node_dir "$node")
+  if ! pid=$(mvp::rt::node_pid "$node"); then
+    mvp::skip "node $node (not up)"
+    rm -f "$dir/init.pid"
+    return 0
+  fi
+  mvp::log "stopping node $node (pid $pid)"
+  # The init stops Ray inside the node on SIGTERM; when it exits, the kernel
+  # ends whatever is left in its PID namespace.
+  mvp::run kill -TERM "$pid"
+  [[ $MVP_DRY_RUN == 1 ]] && return 0
+  if ! mvp::wait_for 30 "node $node to stop" mvp::rt::pid_gone "$pid"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    mvp::wait_for 5 "node $node to die" mvp::rt::pid_gone "$pid" || mvp::die "node $node (pid $pid) would not stop"
+  fi
+  rm -f "$dir/init.pid"
+}
+
+mvp::rt::pid_gone() { [[ ! -e /proc/$1 ]]; }
+
+mvp::rt::down() {
+  local i
+  # Workers first, so the head does not watch them die.
+  for ((i = ${#MVP_NODES[@]} - 1; i >= 0; i--)); do mvp::rt::down_node "${MVP_NODES[$i]}"; done
+}
