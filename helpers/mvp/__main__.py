@@ -12,8 +12,11 @@ def _stderr(marker: str, message: str) -> None:
 
 
 def log(message: str) -> None:
-    """A step being taken (as mvp::log in bash)."""
-    _stderr("----->", message)
+    """A step being taken (as mvp::log in bash), or a "SKIP: ..." line (as mvp::skip)."""
+    if message.startswith("SKIP: "):
+        _stderr("SKIP:", message[len("SKIP: "):])
+    else:
+        _stderr("----->", message)
 
 
 def info(message: str) -> None:
@@ -109,6 +112,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--ray-config-text")
     c.add_argument("--ray-config-name", default="templates/configs/dev.yaml")
     c.add_argument("--code-id", default="")
+    c.add_argument("--model", default="", help="model path (relative to shared_root) instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
     c.add_argument("--wait", action="store_true")

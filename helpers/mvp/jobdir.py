@@ -15,15 +15,10 @@ from .settings import Settings
 SUBDIRS = ("config", "logs", "checkpoints", "debug")
 
 
-def path(settings: Settings, submission_id: str) -> Path:
-    return settings.jobs_dir / submission_id
-
-
-def claim(settings: Settings, submission_id: str) -> Path:
+def claim(job: Path) -> Path:
     """Creates the job directory; mkdir is atomic, so two submitters of one id
     cannot both win, and an existing directory is never touched."""
-    job = path(settings, submission_id)
-    settings.jobs_dir.mkdir(parents=True, exist_ok=True)
+    job.parent.mkdir(parents=True, exist_ok=True)
     try:
         job.mkdir()
     except FileExistsError:
@@ -59,10 +54,8 @@ def summary_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
     return s
 
 
-def finalize(settings: Settings, dash: Dashboard, submission_id: str, job: dict,
-             timed_out: bool = False) -> dict:
+def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False) -> dict:
     """Copies the driver log, takes the final debug bundle and writes result.json."""
-    jd = path(settings, submission_id)
     redactor = Redactor.for_job(job)
     try:
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(dash.job_logs(submission_id)))
@@ -90,17 +83,16 @@ def finalize(settings: Settings, dash: Dashboard, submission_id: str, job: dict,
     return result
 
 
-def finalize_if_ended(settings: Settings, dash: Dashboard, submission_id: str, job: dict) -> None:
+def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict) -> None:
     """For jobs submitted without --wait: the first status call after they end archives them."""
-    jd = path(settings, submission_id)
     if job.get("status") in TERMINAL and (jd / "config").is_dir() and not (jd / "result.json").exists():
         try:
-            finalize(settings, dash, submission_id, job)
+            finalize(jd, dash, submission_id, job)
         except OSError:
             pass  # read-only view of the share: archiving is left to a writer
 
 
-def wait(settings: Settings, dash: Dashboard, submission_id: str, timeout: float, log) -> dict:
+def wait(jd: Path, dash: Dashboard, submission_id: str, timeout: float, log) -> dict:
     """Polls the job until it ends or the deadline passes (then stops it); archives it."""
     deadline = time.monotonic() + timeout
     last = None
@@ -112,7 +104,7 @@ def wait(settings: Settings, dash: Dashboard, submission_id: str, timeout: float
             log(f"job {submission_id}: {job['status']}")
             last = job["status"]
         if job["status"] in TERMINAL:
-            return finalize(settings, dash, submission_id, job)
+            return finalize(jd, dash, submission_id, job)
         if time.monotonic() > deadline:
             log(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
             dash.stop_job(submission_id)
@@ -120,7 +112,7 @@ def wait(settings: Settings, dash: Dashboard, submission_id: str, timeout: float
             while job["status"] not in TERMINAL and time.monotonic() < stop_deadline:
                 time.sleep(1)
                 job = dash.job(submission_id) or job
-            return finalize(settings, dash, submission_id, job, timed_out=True)
+            return finalize(jd, dash, submission_id, job, timed_out=True)
         time.sleep(1)
 
 

@@ -33,7 +33,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
             sid = job.get("submission_id")
             if sid:
                 live[sid] = jobdir.summary_from_ray(job, ips, head_ids)
-                jobdir.finalize_if_ended(settings, dash, sid, job)
+                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job)
     report["jobs"] = jobdir.recent_jobs(settings, live, RECENT_JOBS)
     root = settings.shared_root
     usage = {"path": str(root)}

@@ -199,6 +199,42 @@ mvp::helper_host() {
     "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@"
 }
 
+# mvp::helper_data ARGS...: the helper where the data tools are: the project
+# venv for local (same paths as the nodes), the head container for compose.
+mvp::helper_data() {
+  if [[ $MVP_RUNTIME == local ]]; then mvp::helper_host "$@"; else mvp::helper "$@"; fi
+}
+
+# ------------------------------------------------------------- submitting --
+# mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
+# the job directory and submits from the head. Takes --wait and
+# --override KEY=VALUE from MVP_ARGS; prints the submission id last on stdout.
+mvp::submit() {
+  local via=$1 spec=$2 cfg=$3 arg; shift 3
+  local -a args=(submit --via "$via") rest=()
+  set -- "$@" "${MVP_ARGS[@]}"
+  while (($#)); do
+    case $1 in
+      --wait) args+=(--wait) ;;
+      --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
+      --model) args+=(--model "$2"); shift ;;
+      -*) mvp::die "unknown option '$1'; see --help" ;;
+      *) rest+=("$1") ;;
+    esac
+    shift
+  done
+  ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
+  for arg in "$spec" "$cfg"; do
+    [[ -z $arg || (-f $arg && -r $arg) ]] || mvp::die "$arg does not exist or is not readable"
+  done
+  args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")")
+  [[ -n $cfg ]] && args+=(--ray-config-name "$cfg" --ray-config-text "$(<"$cfg")")
+  [[ -n $CODE_ID ]] && args+=(--code-id "$CODE_ID")
+  [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
+  mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
+  mvp::helper "${args[@]}"
+}
+
 # ---------------------------------------------------------------- Ray --
 # mvp::ray_start_args INDEX: the `ray start` words of node INDEX (0 = head).
 mvp::ray_start_args() {

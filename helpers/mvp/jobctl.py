@@ -1,0 +1,78 @@
+"""`wait`, `logs` and `stop`: a submitted job's lifecycle after submission."""
+import sys
+import time
+
+from . import jobdir
+from .dashboard import TERMINAL, Dashboard
+from .errors import MvpError
+from .redact import Redactor
+
+FOLLOW_POLL_S = 1.0
+
+
+def _job(dash: Dashboard, sid: str) -> dict:
+    job = dash.job(sid)
+    if job is None:
+        raise MvpError(f"Ray does not know job {sid}; see scripts/50_status.sh for the jobs it knows")
+    return job
+
+
+def wait_main(args, settings, log) -> int:
+    dash = Dashboard(settings.dashboard_url)
+    _job(dash, args.submission_id)
+    result = jobdir.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
+                         args.timeout or settings.job_timeout, log)
+    log(f"job {args.submission_id} ended {result['status']}")
+    return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
+
+
+def logs_main(args, settings, log) -> int:
+    sid = args.submission_id
+    jd = settings.jobs_dir / sid
+    dash = Dashboard(settings.dashboard_url)
+    archived = jd / "logs" / "driver.log"
+    if not dash.alive() or dash.job(sid) is None:
+        if archived.is_file():
+            log(f"job {sid}: Ray does not know it (any more); showing the archived driver log")
+            sys.stdout.write(archived.read_text(encoding="utf-8"))
+            return 0
+        raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
+    job = _job(dash, sid)
+    redactor = Redactor.for_job(job)
+    shown = 0
+    while True:
+        text = dash.job_logs(sid)
+        sys.stdout.write(redactor.text(text[shown:]))
+        sys.stdout.flush()
+        shown = len(text)
+        if not args.follow or job["status"] in TERMINAL:
+            break
+        time.sleep(FOLLOW_POLL_S)
+        job = _job(dash, sid)
+    if args.follow:
+        # One more read: lines printed between the last read and the end.
+        text = dash.job_logs(sid)
+        sys.stdout.write(redactor.text(text[shown:]))
+        log(f"job {sid} ended {job['status']}")
+    jobdir.finalize_if_ended(jd, dash, sid, job)
+    return 0
+
+
+def stop_main(args, settings, log) -> int:
+    sid = args.submission_id
+    dash = Dashboard(settings.dashboard_url)
+    job = _job(dash, sid)
+    if job["status"] in TERMINAL:
+        log(f"SKIP: stopping {sid} (it already ended {job['status']})")
+    else:
+        log(f"stopping {sid} ({job['status']})")
+        dash.stop_job(sid)
+        deadline = time.monotonic() + 60
+        while job["status"] not in TERMINAL:
+            if time.monotonic() > deadline:
+                raise MvpError(f"job {sid} is still {job['status']} 60s after the stop request")
+            time.sleep(0.5)
+            job = _job(dash, sid)
+        log(f"job {sid} is {job['status']}")
+    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job)
+    return 0

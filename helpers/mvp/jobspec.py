@@ -1,0 +1,148 @@
+"""The two YAML inputs of a submission, checked before anything is written:
+the Ray base config (templates/configs/*.yaml) and the training JobSpec
+(templates/jobspecs/*.yaml, seed 004 section 3.1)."""
+import difflib
+import re
+from typing import Any
+
+from .errors import MvpError
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+WORKLOADS = ("ppo", "grpo", "sft")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+OVERRIDE_KEY = re.compile(r"^\+{0,2}[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+OPT_STR = (str, type(None))
+NUMBER = (int, float)
+
+JOBSPEC_FIELDS = {
+    "submission_id": OPT_STR,
+    "workload": str,
+    "shared_root": OPT_STR,
+    "code_path": OPT_STR,
+    "reward_fn_path": OPT_STR,
+    "reward_fn_name": OPT_STR,
+    "model": OPT_STR,
+    "dataset": dict,
+    "ray": dict,
+    "resources": dict,
+    "trainer_overrides": (dict, type(None)),
+    "env_vars": (dict, type(None)),
+}
+DATASET_FIELDS = {"train": str, "val": OPT_STR}
+RAY_FIELDS = {"address": OPT_STR}
+RESOURCE_FIELDS = {"entrypoint_resources": dict, "entrypoint_num_cpus": NUMBER, "entrypoint_num_gpus": NUMBER}
+RAY_CONFIG_FIELDS = {"address": OPT_STR, "entrypoint_resources": dict, "entrypoint_num_cpus": NUMBER,
+                     "entrypoint_num_gpus": NUMBER, "runtime_env": dict}
+RUNTIME_ENV_FIELDS = {"env_vars": (dict, type(None))}
+
+
+def _type_name(kinds) -> str:
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", type(None): "empty"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
+
+
+def check_fields(data: Any, fields: dict, where: str) -> dict:
+    """Unknown keys (typos) and wrong types, each as one line naming the field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MvpError(f"{where}: must be a mapping of the fields {', '.join(fields)}")
+    for key, value in data.items():
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), fields, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f"; known fields: {', '.join(fields)}"
+            raise MvpError(f"{where}: unknown field '{key}'{hint}")
+        kinds = fields[key]
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            if not (value is None and _allows_none(kinds)):
+                raise MvpError(f"{where}.{key}: must be {_type_name(kinds)}, got {type(value).__name__} {value!r}")
+    return data
+
+
+def _allows_none(kinds) -> bool:
+    return isinstance(kinds, tuple) and type(None) in kinds
+
+
+def load_yaml(text: str, name: str) -> dict:
+    import yaml
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise MvpError(f"{name}:{where} is not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise MvpError(f"{name}: must be a YAML mapping")
+    return data
+
+
+def check_id(value: str, field: str) -> str:
+    if not ID_PATTERN.match(value):
+        raise MvpError(f"{field}: '{value}' is not a valid id; use 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    return value
+
+
+def check_resources(res: dict, where: str) -> None:
+    for name, amount in (res.get("entrypoint_resources") or {}).items():
+        if isinstance(amount, bool) or not isinstance(amount, NUMBER) or amount < 0:
+            raise MvpError(f"{where}.entrypoint_resources.{name}: must be a number >= 0, got {amount!r}")
+    cpus = res.get("entrypoint_num_cpus")
+    if cpus is not None and cpus < 0:
+        raise MvpError(f"{where}.entrypoint_num_cpus: must be >= 0, got {cpus!r}")
+
+
+def check_env_vars(env: dict, where: str) -> dict:
+    out = {}
+    for name, value in (env or {}).items():
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            raise MvpError(f"{where}: '{name}' is not a valid environment variable name")
+        if isinstance(value, (dict, list)) or value is None:
+            raise MvpError(f"{where}.{name}: must be a string, got {type(value).__name__}")
+        out[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
+def render_override(key: str, value: Any, where: str) -> str:
+    if not isinstance(key, str) or not OVERRIDE_KEY.match(key):
+        raise MvpError(f"{where}: '{key}' is not a Hydra key (dotted names, optional leading +)")
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value is None:
+        text = "null"
+    elif isinstance(value, NUMBER) or isinstance(value, str):
+        text = str(value)
+    else:
+        raise MvpError(f"{where}.{key}: write lists and mappings as a Hydra string, e.g. \"['console']\"")
+    return f"{key}={text}"
+
+
+def parse_jobspec(text: str, name: str) -> dict:
+    spec = check_fields(load_yaml(text, name), JOBSPEC_FIELDS, name)
+    workload = spec.get("workload")
+    if workload not in WORKLOADS:
+        raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(WORKLOADS)}")
+    if spec.get("submission_id"):
+        check_id(spec["submission_id"], f"{name}.submission_id")
+    check_fields(spec.get("dataset"), DATASET_FIELDS, f"{name}.dataset")
+    if not (spec.get("dataset") or {}).get("train"):
+        raise MvpError(f"{name}.dataset.train: required (the training parquet on shared storage)")
+    if not spec.get("model"):
+        raise MvpError(f"{name}.model: required (the model directory on shared storage)")
+    check_fields(spec.get("ray"), RAY_FIELDS, f"{name}.ray")
+    check_fields(spec.get("resources"), RESOURCE_FIELDS, f"{name}.resources")
+    check_resources(spec.get("resources") or {}, f"{name}.resources")
+    spec["env_vars"] = check_env_vars(spec.get("env_vars"), f"{name}.env_vars")
+    for key, value in (spec.get("trainer_overrides") or {}).items():
+        render_override(key, value, f"{name}.trainer_overrides")
+    return spec
+
+
+def parse_ray_config(text: str, name: str) -> dict:
+    cfg = check_fields(load_yaml(text, name), RAY_CONFIG_FIELDS, name)
+    check_resources(cfg, name)
+    runtime_env = check_fields(cfg.get("runtime_env"), RUNTIME_ENV_FIELDS, f"{name}.runtime_env")
+    runtime_env["env_vars"] = check_env_vars(runtime_env.get("env_vars"), f"{name}.runtime_env.env_vars")
+    cfg["runtime_env"] = runtime_env
+    return cfg

@@ -1,0 +1,47 @@
+"""The entrypoint of every runbook job (standard library only; runs on the
+worker that holds the driver).
+
+Usage: python3 launch.py <job dir>
+
+Prints where `verl` is imported from and which code snapshot PYTHONPATH
+selected, then replaces itself with the trainer, whose arguments it reads from
+<job dir>/config/job_spec.json. The arguments never pass through a shell, so
+overrides with spaces, quotes, $(...) or ; arrive byte for byte."""
+import importlib.util
+import json
+import os
+import re
+import sys
+
+
+def precheck() -> None:
+    # find_spec resolves the import exactly as `import verl` would, without
+    # running verl's (heavy) package initialisation in this short-lived process.
+    spec = importlib.util.find_spec("verl")
+    print(f"MVP_PRECHECK_VERL_FILE={spec.origin if spec else 'NOT FOUND'}", flush=True)
+    marker_spec = importlib.util.find_spec("mvp_marker")
+    marker = "NOT FOUND"
+    if marker_spec and marker_spec.origin:
+        with open(marker_spec.origin, encoding="utf-8") as f:
+            m = re.search(r'^MARKER = "([^"]+)"$', f.read(), re.MULTILINE)
+        marker = m.group(1) if m else "UNREADABLE"
+    print(f"MVP_PRECHECK_MARKER={marker}", flush=True)
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(os.path.join(sys.argv[1], "config", "job_spec.json"), encoding="utf-8") as f:
+        resolved = json.load(f)["resolved"]
+    # The launcher's own directory must not shadow anything the trainer imports.
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)
+    precheck()
+    argv = [sys.executable, "-m", resolved["trainer_module"], *resolved["trainer_overrides"]]
+    print(f"MVP_TRAINER={resolved['trainer_module']} ({len(resolved['trainer_overrides'])} overrides)", flush=True)
+    os.execv(sys.executable, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

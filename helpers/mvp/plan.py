@@ -1,0 +1,199 @@
+"""A validated JobSpec resolved into what gets submitted: the job directory,
+trainer overrides, runtime_env and the entrypoint. Pure: nothing is written here."""
+import ast
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import redact, snapshot
+from .errors import MvpError
+from .jobspec import check_id
+from .settings import Settings
+
+TRAINER_MODULES = {"ppo": "verl.trainer.main_ppo", "grpo": "verl.trainer.main_ppo", "sft": "verl.trainer.sft_trainer_ray"}
+LAUNCHER = Path(__file__).with_name("launch.py")
+
+
+@dataclass
+class Plan:
+    submission_id: str
+    workload: str
+    shared_root: Path
+    job_dir: Path
+    code_path: Path
+    code_id: str
+    address: str
+    entrypoint_num_cpus: float
+    entrypoint_resources: dict
+    entrypoint_num_gpus: float
+    trainer_module: str
+    trainer_overrides: list
+    env_vars: dict = field(repr=False)
+    entrypoint: list = field(default_factory=list)
+    inputs: dict = field(default_factory=dict)
+
+    @property
+    def runtime_env(self) -> dict:
+        return {"env_vars": dict(self.env_vars)}
+
+    def runtime_env_redacted(self) -> dict:
+        return {"env_vars": redact.env(self.env_vars)}
+
+    def ray_cli_argv(self, runtime_env: dict) -> list:
+        import json
+        argv = ["ray", "job", "submit", "--address", self.address, "--submission-id", self.submission_id,
+                "--entrypoint-num-cpus", f"{self.entrypoint_num_cpus:g}",
+                "--entrypoint-resources", json.dumps(self.entrypoint_resources)]
+        if self.entrypoint_num_gpus:
+            argv += ["--entrypoint-num-gpus", f"{self.entrypoint_num_gpus:g}"]
+        return argv + ["--runtime-env-json", json.dumps(runtime_env), "--no-wait", "--"] + self.entrypoint
+
+    def resolved(self) -> dict:
+        return {
+            "submission_id": self.submission_id, "workload": self.workload,
+            "shared_root": str(self.shared_root), "job_dir": str(self.job_dir),
+            "code_path": str(self.code_path), "code_id": self.code_id,
+            "address": self.address, "entrypoint_num_cpus": self.entrypoint_num_cpus,
+            "entrypoint_resources": self.entrypoint_resources, "entrypoint_num_gpus": self.entrypoint_num_gpus,
+            "entrypoint": self.entrypoint, "trainer_module": self.trainer_module,
+            "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
+        }
+
+
+def new_id(workload: str) -> str:
+    return f"{workload}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def _inside(root: Path, value: str, field_name: str, must_exist: bool = True) -> Path:
+    p = Path(value)
+    p = p if p.is_absolute() else root / p
+    p = Path(os.path.normpath(p))
+    if p != root and root not in p.parents:
+        raise MvpError(f"{field_name}: {p} is outside shared_root {root}; keep job inputs on shared storage")
+    if must_exist and not p.exists():
+        raise MvpError(f"{field_name}: {p} does not exist; run scripts/30_prepare_data_and_model.sh or fix the path")
+    return p
+
+
+def _safe_for_shell(p: Path, what: str) -> None:
+    # Ray hands the entrypoint to a shell; these characters would be re-parsed.
+    bad = set(str(p)) & set("$`\"\\\n'")
+    if bad:
+        raise MvpError(f"{what} {p} contains {''.join(sorted(bad))!r}, which a shell would re-parse; use another path")
+
+
+def _reward_fn(root: Path, spec: dict) -> list:
+    if not spec.get("reward_fn_path"):
+        return []
+    path = _inside(root, spec["reward_fn_path"], "reward_fn_path")
+    user_code = root / "user" / "code"
+    if user_code not in path.parents:
+        raise MvpError(f"reward_fn_path: {path} must be under {user_code}")
+    if not path.is_file():
+        raise MvpError(f"reward_fn_path: {path} is not a file")
+    name = spec.get("reward_fn_name") or "compute_score"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise MvpError(f"reward_fn_path: {path} line {exc.lineno}: {exc.msg}") from None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if name not in names:
+        raise MvpError(f"reward_fn_name: {path} defines no function '{name}' (it has: {', '.join(sorted(names)) or 'none'})")
+    return [f"custom_reward_function.path={path}", f"custom_reward_function.name={name}"]
+
+
+def _merge(overrides: list) -> list:
+    """Later key=value pairs replace earlier ones with the same key (+ aside)."""
+    merged = {}
+    for item in overrides:
+        key = item.split("=", 1)[0].lstrip("+")
+        merged.pop(key, None)
+        merged[key] = item
+    return list(merged.values())
+
+
+def build(spec: dict, ray_cfg: dict, settings: Settings, code_id: str = "", extra: tuple = (),
+          submission_id: str = "", spec_name: str = "jobspec") -> Plan:
+    from .jobspec import render_override
+    workload = spec["workload"]
+    root = Path(os.path.normpath(spec.get("shared_root") or settings.shared_root))
+    if not root.is_dir():
+        raise MvpError(f"shared_root: {root} does not exist; mount the shared storage or fix shared_root")
+    sid = submission_id or spec.get("submission_id") or new_id(workload)
+    check_id(sid, "submission_id")
+    job_dir = root / "jobs" / sid
+
+    code_id = code_id or os.environ.get("CODE_ID", "")
+    if spec.get("code_path"):
+        code_path = _inside(root, spec["code_path"], "code_path", must_exist=False)
+    else:
+        code_id = code_id or snapshot.newest(root) or ""
+        if not code_id:
+            raise MvpError("code_path: no code snapshot exists; run scripts/31_snapshot_verl_code.sh or set code_path")
+        check_id(code_id, "CODE_ID")
+        code_path = root / "common" / "code" / "verl" / code_id
+    marker = snapshot.marker_of(code_path)
+    if marker is None:
+        raise MvpError(f"code_path: {code_path} is not a code snapshot (no mvp_marker.py); "
+                       "create one with scripts/31_snapshot_verl_code.sh")
+    code_id = marker
+
+    model = _inside(root, spec["model"], "model")
+    dataset = spec.get("dataset") or {}
+    train = _inside(root, dataset["train"], "dataset.train")
+    val = _inside(root, dataset["val"], "dataset.val") if dataset.get("val") else None
+    for p, what in ((job_dir, "job directory"), (LAUNCHER, "launcher")):
+        _safe_for_shell(p, what)
+
+    res = {**{k: v for k, v in ray_cfg.items() if k.startswith("entrypoint")}, **(spec.get("resources") or {})}
+    entry_resources = res.get("entrypoint_resources") or {}
+    if not any(v > 0 for v in entry_resources.values()):
+        raise MvpError("resources.entrypoint_resources: needs a resource > 0 (e.g. {worker_node: 1}); "
+                       "without one Ray runs the driver on the head")
+    address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
+
+    n_gpus = settings.gpus_per_worker
+    defaults = [
+        f"trainer.default_local_dir={job_dir / 'checkpoints'}",
+        "trainer.save_freq=10", "trainer.total_epochs=1",
+        "trainer.project_name=mvp", f"trainer.experiment_name={sid}",
+        "trainer.logger=['console']",
+        f"trainer.nnodes={settings.workers}", f"trainer.n_gpus_per_node={n_gpus}",
+        f"data.train_files={train}",
+    ]
+    if val:
+        defaults.append(f"data.val_files={val}")
+    if workload == "sft":
+        defaults += [f"model.path={model}", "trainer.device=cpu", "data.messages_key=messages"]
+    else:
+        defaults.append(f"actor_rollout_ref.model.path={model}")
+        if workload == "ppo":
+            defaults.append(f"critic.model.path={model}")
+        else:
+            defaults += ["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=5"]
+    defaults += _reward_fn(root, spec)
+    user = [render_override(k, v, f"{spec_name}.trainer_overrides") for k, v in (spec.get("trainer_overrides") or {}).items()]
+    for item in extra:
+        if "=" not in item:
+            raise MvpError(f"--override '{item}': expected key=value")
+        render_override(item.split("=", 1)[0], item.split("=", 1)[1], "--override")
+    overrides = _merge(defaults + user + list(extra))
+
+    env = dict((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
+    env.update(spec.get("env_vars") or {})
+    user_pythonpath = env.pop("PYTHONPATH", "")
+    env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, "${PYTHONPATH}") if p)
+    if workload == "sft":
+        env.setdefault("RAY_ADDRESS", "auto")
+
+    plan = Plan(
+        submission_id=sid, workload=workload, shared_root=root, job_dir=job_dir,
+        code_path=code_path, code_id=code_id, address=address,
+        entrypoint_num_cpus=float(res.get("entrypoint_num_cpus", 1)), entrypoint_resources=entry_resources,
+        entrypoint_num_gpus=float(res.get("entrypoint_num_gpus", 0) or 0),
+        trainer_module=TRAINER_MODULES[workload], trainer_overrides=overrides, env_vars=env,
+    )
+    plan.entrypoint = ["python3", str(LAUNCHER), str(job_dir)]
+    return plan

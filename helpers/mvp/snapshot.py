@@ -1,0 +1,152 @@
+"""Immutable verl code snapshots: <shared_root>/common/code/verl/<code_id>/.
+
+A snapshot is built in a temp directory and renamed into place; files that
+are unchanged since the newest snapshot are hard-linked to it, so a second
+snapshot of the same tree costs almost no disk. Snapshots are read-only and
+never replaced: the same content under the same id is a SKIP, other content
+under an existing id is refused."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from . import fsutil
+from .errors import MvpError
+from .jobspec import check_id
+
+EXCLUDED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".pytest_cache", ".mypy_cache", ".tox", ".venv"}
+EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".so", ".o")
+MARKER_FILE = "mvp_marker.py"
+MANIFEST = "MANIFEST.json"
+MARKER_LINE = re.compile(r'^MARKER = "([^"]+)"$', re.MULTILINE)
+
+
+def code_root(shared_root: Path) -> Path:
+    return shared_root / "common" / "code" / "verl"
+
+
+def marker_of(path: Path) -> Optional[str]:
+    try:
+        m = MARKER_LINE.search((path / MARKER_FILE).read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return m.group(1) if m and (path / MANIFEST).is_file() else None
+
+
+def newest(shared_root: Path) -> Optional[str]:
+    root = code_root(shared_root)
+    best = None
+    if root.is_dir():
+        for d in root.iterdir():
+            manifest = fsutil.read_json(d / MANIFEST) if not d.name.startswith(".") else None
+            if manifest and (best is None or manifest["created_at"] > best[0]):
+                best = (manifest["created_at"], d.name)
+    return best[1] if best else None
+
+
+def _files(src: Path) -> dict:
+    """relative path -> sha256 of every file the snapshot keeps."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDED_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            if name.endswith(EXCLUDED_SUFFIXES):
+                continue
+            p = Path(dirpath) / name
+            if p.is_symlink() or not p.is_file():
+                continue
+            out[str(p.relative_to(src))] = fsutil.sha256_file(p)
+    return out
+
+
+def _digest(files: dict) -> str:
+    h = hashlib.sha256()
+    for rel, sha in sorted(files.items()):
+        h.update(f"{rel}\0{sha}\n".encode())
+    return h.hexdigest()
+
+
+def _git(src: Path) -> dict:
+    try:
+        commit = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "."],
+                                    capture_output=True, text=True, check=True).stdout.strip())
+        top = subprocess.run(["git", "-C", str(src), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
+        return {"git_commit": commit, "git_dirty": dirty, "git_toplevel": top}
+    except (OSError, subprocess.CalledProcessError):
+        return {"git_commit": None, "git_dirty": None}
+
+
+def default_id(src: Path, digest: str, git: dict) -> str:
+    """From the tree's commit when it is a clean git tree, else its content."""
+    if git.get("git_commit") and git.get("git_dirty") is False:
+        return f"git-{git['git_commit'][:12]}"
+    return f"src-{digest[:12]}"
+
+
+def create(src: Path, shared_root: Path, code_id: str, log) -> Path:
+    if not (src / "verl" / "__init__.py").is_file():
+        raise MvpError(f"MVP_VERL_SRC: {src} is not a verl source tree (no verl/__init__.py); "
+                       "git clone https://github.com/volcengine/verl.git there, or point MVP_VERL_SRC at one")
+    files = _files(src)
+    digest = _digest(files)
+    git = _git(src)
+    code_id = check_id(code_id or default_id(src, digest, git), "CODE_ID")
+    root = code_root(shared_root)
+    target = root / code_id
+    existing = fsutil.read_json(target / MANIFEST)
+    if target.exists():
+        if existing and existing.get("content_sha256") == digest:
+            log(f"SKIP: code snapshot {code_id} ({target} holds the same content)")
+            return target
+        raise MvpError(f"code snapshot {code_id} already exists at {target} with other content; snapshots are "
+                       "immutable, pick a new CODE_ID")
+    root.mkdir(parents=True, exist_ok=True)
+    base_id = newest(shared_root)
+    base = fsutil.read_json(root / base_id / MANIFEST) if base_id else None
+    base_files = (base or {}).get("files", {})
+    tmp = root / f"{fsutil.TMP_PREFIX}{code_id}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    linked = copied = size = 0
+    try:
+        for rel, sha in files.items():
+            dst = tmp / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if base_files.get(rel) == sha:
+                os.link(root / base_id / rel, dst)
+                linked += 1
+            else:
+                shutil.copy2(src / rel, dst)
+                os.chmod(dst, 0o444)
+                copied += 1
+            size += dst.stat().st_size
+        (tmp / MARKER_FILE).write_text(f'"""Which code snapshot this is (written by 31_snapshot_verl_code.sh)."""\n'
+                                       f'MARKER = "{code_id}"\n')
+        manifest = {
+            "code_id": code_id, "source_path": str(src), **git,
+            "file_count": len(files), "size_bytes": size, "content_sha256": digest,
+            "hard_linked_from": base_id if linked else None, "hard_linked_files": linked,
+            "created_at": datetime.now(timezone.utc).isoformat(), "files": files,
+        }
+        fsutil.write_json(tmp / MANIFEST, manifest)
+        os.rename(tmp, target)
+    except FileExistsError:
+        raise MvpError(f"code snapshot {code_id} appeared while this one was built; run again to compare") from None
+    except OSError as exc:
+        if target.exists() and not tmp.exists():
+            raise
+        raise MvpError(f"could not build code snapshot {code_id}: {exc}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log(f"code snapshot {code_id}: {len(files)} files ({copied} copied, {linked} hard-linked from {base_id}) at {target}")
+    return target
+
+
+def main(args, settings, log) -> int:
+    target = create(Path(args.src), settings.shared_root, args.code_id, log)
+    print(target.name)
+    return 0

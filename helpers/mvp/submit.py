@@ -1,0 +1,128 @@
+"""`submit`: JobSpec (+ Ray base config) -> job directory -> Ray job.
+
+Two paths, one result: `--via cli` runs `ray job submit` (43_submit_jobspec.sh),
+`--via sdk` calls JobSubmissionClient in this process (44_submit_sdk.sh). Both
+write the same config files; only logs/submit.log says which path was taken."""
+import json
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import bundle, fsutil, jobdir, jobspec, redact
+from . import plan as plan_mod
+from .dashboard import Dashboard
+from .errors import MvpError
+from .redact import Redactor
+
+DEFAULT_RAY_CONFIG = Path(__file__).resolve().parents[2] / "templates" / "configs" / "dev.yaml"
+SUBMIT_TIMEOUT_S = 120
+
+
+def ray_cli() -> str:
+    beside = Path(sys.executable).with_name("ray")
+    return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
+
+
+def _submit_cli(plan, redactor: Redactor) -> str:
+    argv = plan.ray_cli_argv(plan.runtime_env)
+    argv[0] = ray_cli()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise MvpError(f"ray job submit did not run: {exc}") from None
+    output = redactor.text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
+        raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
+    return output
+
+
+def _submit_sdk(plan) -> str:
+    from ray.job_submission import JobSubmissionClient
+    kwargs = {}
+    if plan.entrypoint_num_gpus:
+        kwargs["entrypoint_num_gpus"] = plan.entrypoint_num_gpus
+    try:
+        JobSubmissionClient(plan.address).submit_job(
+            entrypoint=shlex.join(plan.entrypoint), submission_id=plan.submission_id,
+            runtime_env=plan.runtime_env, entrypoint_num_cpus=plan.entrypoint_num_cpus,
+            entrypoint_resources=plan.entrypoint_resources, **kwargs)
+    except Exception as exc:  # the SDK raises plain RuntimeError/ConnectionError
+        raise MvpError(f"JobSubmissionClient.submit_job failed: {str(exc).splitlines()[0]}") from None
+    return f"JobSubmissionClient({plan.address!r}).submit_job(submission_id={plan.submission_id!r}) accepted\n"
+
+
+def _config_files(plan, spec: dict, spec_name: str, ray_cfg: dict, ray_cfg_name: str) -> dict:
+    spec_shown = dict(spec, env_vars=redact.env(spec.get("env_vars") or {}))
+    cfg_shown = json.loads(json.dumps(ray_cfg))
+    env = cfg_shown.get("runtime_env", {}).get("env_vars") or {}
+    cfg_shown.setdefault("runtime_env", {})["env_vars"] = redact.env(env)
+    return {
+        "job_spec.json": json.dumps({"input": spec_shown, "input_name": spec_name, "ray_config": cfg_shown,
+                                     "ray_config_name": ray_cfg_name, "resolved": plan.resolved()},
+                                    indent=2, sort_keys=True) + "\n",
+        "runtime_env.json": json.dumps(plan.runtime_env_redacted(), indent=2, sort_keys=True) + "\n",
+        "submit_cmd.txt": shlex.join(plan.ray_cli_argv(plan.runtime_env_redacted())) + "\n",
+    }
+
+
+def main(args, settings, log) -> int:
+    spec = jobspec.parse_jobspec(args.jobspec_text, args.jobspec_name)
+    if args.ray_config_text is None:
+        ray_cfg_text, ray_cfg_name = DEFAULT_RAY_CONFIG.read_text(encoding="utf-8"), "templates/configs/dev.yaml"
+    else:
+        ray_cfg_text, ray_cfg_name = args.ray_config_text, args.ray_config_name
+    ray_cfg = jobspec.parse_ray_config(ray_cfg_text, ray_cfg_name)
+    if args.model:
+        spec["model"] = args.model
+    plan = plan_mod.build(spec, ray_cfg, settings, args.code_id, tuple(args.override), args.submission_id,
+                          args.jobspec_name)
+    redactor = Redactor(redact.secret_values(plan.env_vars))
+    files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
+    if args.check_only:
+        sys.stdout.write(files["job_spec.json"])
+        log(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
+        print(files["submit_cmd.txt"], end="", file=sys.stderr)
+        return 0
+
+    dash = Dashboard(plan.address)
+    if dash.job(plan.submission_id) is not None:
+        raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
+                       "leave submission_id empty to get a new one")
+    job_dir = jobdir.claim(plan.job_dir)
+    try:
+        for name, text in files.items():
+            fsutil.write_text(job_dir / "config" / name, text)
+        submitted_at = datetime.now(timezone.utc).isoformat()
+        output = _submit_cli(plan, redactor) if args.via == "cli" else _submit_sdk(plan)
+    except BaseException:
+        # Nothing half-made stays behind, unless Ray took the job after all.
+        if not _ray_knows(dash, plan.submission_id):
+            shutil.rmtree(job_dir, ignore_errors=True)
+        raise
+    fsutil.write_text(job_dir / "logs" / "submit.log", "".join([
+        f"submitted_at={submitted_at}\n", f"submitted_from_host={socket.gethostname()}\n",
+        f"via={args.via}\n", f"command={files['submit_cmd.txt']}", "--- output ---\n", output]))
+    kinds = bundle.collect(dash, job_dir / "debug", "submit", redactor)
+    log(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
+        f"job directory {job_dir}; debug bundle: {', '.join(kinds)}")
+    status = 0
+    if args.wait:
+        timeout = args.timeout or settings.job_timeout
+        result = jobdir.wait(job_dir, dash, plan.submission_id, timeout, log)
+        log(f"job {plan.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
+            f"(head: {result['driver_on_head']}); result.json written")
+        status = 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
+    print(plan.submission_id)
+    return status
+
+
+def _ray_knows(dash: Dashboard, submission_id: str) -> bool:
+    try:
+        return dash.job(submission_id) is not None
+    except MvpError:
+        return False

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# 30_prepare_data_and_model.sh: GSM8K parquet for RL (datasets/gsm8k/) and SFT
+# (datasets/gsm8k_sft/) and the model (common/models/<MVP_MODEL_ID>) on the
+# shared root. Source: MVP_GSM8K_SOURCE (hf | a directory with train.jsonl and
+# test.jsonl | synthetic); model: the Hugging Face hub, or MVP_MODEL_SOURCE;
+# MVP_SKIP_MODEL=1 skips it.
+#
+# Usage: scripts/30_prepare_data_and_model.sh [--force] [--runtime ...] [--config FILE] [--help]
+# Safe to re-run: what is present and matches its MANIFEST.json is a SKIP;
+# --force rebuilds the data. Every file is written under a temp name and renamed.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  local -a args=(prepare)
+  local arg
+  for arg in "${MVP_ARGS[@]}"; do
+    case $arg in
+      --force) args+=(--force) ;;
+      *) mvp::die "unknown argument '$arg'; see --help" ;;
+    esac
+  done
+  # A relative source directory is relative to where the user stands.
+  if [[ $MVP_GSM8K_SOURCE != hf && $MVP_GSM8K_SOURCE != synthetic && $MVP_GSM8K_SOURCE != /* ]]; then
+    MVP_GSM8K_SOURCE=$(cd "$MVP_GSM8K_SOURCE" 2>/dev/null && pwd) ||
+      mvp::die "MVP_GSM8K_SOURCE directory does not exist; use hf, synthetic or a directory with train.jsonl and test.jsonl"
+  fi
+  if [[ -n $MVP_MODEL_SOURCE && $MVP_MODEL_SOURCE != /* ]]; then
+    MVP_MODEL_SOURCE=$(cd "$MVP_MODEL_SOURCE" 2>/dev/null && pwd) || mvp::die "MVP_MODEL_SOURCE directory does not exist"
+  fi
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    mvp::run mvp::helper_data "${args[@]}"
+    return 0
+  fi
+  mvp::helper_data "${args[@]}"
+}
+
+main "$@"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# 31_snapshot_verl_code.sh: copies a verl source tree (MVP_VERL_SRC, default
+# the verl checkout) to <SHARED_ROOT>/common/code/verl/<CODE_ID>/ with
+# mvp_marker.py (MARKER = "<CODE_ID>") and MANIFEST.json. Jobs pick a
+# snapshot through PYTHONPATH, so several verl versions share one cluster.
+#
+# Usage: CODE_ID=<id> scripts/31_snapshot_verl_code.sh [--runtime ...] [--config FILE] [--help]
+#   CODE_ID empty: git-<commit> for a clean git tree, else src-<content hash>.
+# Prints the code id on stdout.
+# Safe to re-run: the same content under the same id is a SKIP; other content
+# under an existing id is refused (snapshots are immutable). Files unchanged
+# since the newest snapshot are hard-linked to it, not copied.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  ((${#MVP_ARGS[@]} == 0)) || mvp::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
+  local -a args=(snapshot --src "$MVP_NODE_VERL_SRC" --code-id "$CODE_ID")
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    mvp::run mvp::helper_data "${args[@]}"
+    return 0
+  fi
+  mvp::helper_data "${args[@]}"
+}
+
+main "$@"

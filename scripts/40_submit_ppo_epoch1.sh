@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# 40_submit_ppo_epoch1.sh: submits templates/jobspecs/ppo.yaml (PPO on GSM8K for one epoch) from the
+# head with `ray job submit`, the driver on a worker. Code: the snapshot
+# CODE_ID (default: the newest); model: common/models/$MVP_MODEL_ID.
+#
+# Usage: scripts/40_submit_ppo_epoch1.sh [--wait] [--override KEY=VALUE]... [--dry-run] [--help]
+#   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
+#   --override  one more trainer override (repeatable), e.g. trainer.total_training_steps=5
+# Prints the submission id as the last line on stdout.
+# Every run submits a new job with a new id and a new job directory.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  mvp::submit cli "$MVP_REPO/templates/jobspecs/ppo.yaml" "" --model "common/models/$MVP_MODEL_ID"
+}
+
+main "$@"

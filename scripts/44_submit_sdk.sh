@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# 44_submit_sdk.sh: the same submission as 43_submit_jobspec.sh through Ray's
+# Python SDK (JobSubmissionClient) in one process, from the head node, with a
+# Ray base config (address, entrypoint resources, runtime_env defaults).
+#
+# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait]
+#                                 [--override KEY=VALUE]... [--dry-run] [--help]
+# Prints the submission id as the last line on stdout. Never overwrites a job.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  ((${#MVP_ARGS[@]} >= 2)) || mvp::die "missing arguments; usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait]"
+  local cfg=${MVP_ARGS[0]} spec=${MVP_ARGS[1]}
+  MVP_ARGS=("${MVP_ARGS[@]:2}")
+  mvp::submit sdk "$spec" "$cfg"
+}
+
+main "$@"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# 52_stop.sh: stops a job, waits until Ray reports it ended and archives it
+# (driver log, final debug bundle, result.json).
+#
+# Usage: scripts/52_stop.sh SUBMISSION_ID [--help]
+# Safe to re-run: a job that already ended is a SKIP.
+set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  ((${#MVP_ARGS[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
+  mvp::helper_host stop "${MVP_ARGS[0]}"
+}
+
+main "$@"
