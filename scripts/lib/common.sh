@@ -241,10 +241,12 @@ mvp::ray_start_args() {
   local index=$1
   MVP_RAY_ARGS=(ray start --disable-usage-stats)
   if ((index == 0)); then
-    local dashboard_host=$MVP_HEAD_IP
-    [[ $MVP_RUNTIME == compose ]] && dashboard_host=0.0.0.0 # published on 127.0.0.1 only
+    local dashboard_host=$MVP_HEAD_IP dashboard_port=$MVP_DASHBOARD_PORT
+    # compose: 8265 inside the container, published on the host as
+    # 127.0.0.1:MVP_DASHBOARD_PORT only (docker-compose.yaml).
+    [[ $MVP_RUNTIME == compose ]] && dashboard_host=0.0.0.0 dashboard_port=8265
     MVP_RAY_ARGS+=(--head --num-cpus=0 --num-gpus=0 "--node-ip-address=$MVP_HEAD_IP"
-      "--port=$MVP_GCS_PORT" "--dashboard-host=$dashboard_host" "--dashboard-port=$MVP_DASHBOARD_PORT"
+      "--port=$MVP_GCS_PORT" "--dashboard-host=$dashboard_host" "--dashboard-port=$dashboard_port"
       "--ray-client-server-port=$MVP_CLIENT_PORT")
   else
     MVP_RAY_ARGS+=("--address=$MVP_HEAD_IP:$MVP_GCS_PORT" "--node-ip-address=${MVP_WORKER_IP_LIST[$((index - 1))]}"

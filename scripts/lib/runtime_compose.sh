@@ -41,7 +41,6 @@ mvp::rt::prereq() {
   docker compose version >/dev/null 2>&1 || MVP_PROBLEMS+=("docker compose is missing; install the docker-compose-plugin package")
   docker info >/dev/null 2>&1 || MVP_PROBLEMS+=("the Docker engine does not answer; start it (systemctl start docker) or check your permissions")
   ((MVP_WORKERS == 2)) || MVP_PROBLEMS+=("docker-compose.yaml defines 2 workers but MVP_WORKERS=$MVP_WORKERS; set MVP_WORKERS=2 or add services to docker-compose.yaml")
-  [[ -d $MVP_VERL_DIR ]] || MVP_PROBLEMS+=("verl checkout $MVP_VERL_DIR is missing (it is mounted at /workspace/verl); git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR or set MVP_VERL_DIR")
   if ! command -v nvidia-smi >/dev/null; then
     MVP_PROBLEMS+=("nvidia-smi is missing: the compose runtime needs NVIDIA GPUs and the NVIDIA container toolkit; use MVP_RUNTIME=local without them")
     return 0

@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Shared by every test file: bats-support/bats-assert, the repo's location,
+# an isolated configuration, and helpers for clusters and the PATH stubs.
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+MVP_REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+export MVP_REPO
+# The real GSM8K files that ship beside the repo (no download at test time).
+MVP_TEST_GSM8K=${MVP_TEST_GSM8K:-$(cd "$MVP_REPO/../shared/data/gsm8k" 2>/dev/null && pwd)}
+
+# mvp_isolate DIR: settings for a cluster of the tests' own, away from a
+# developer's demo cluster (other addresses and ports) and their local.env.
+# SHARED_ROOT has a space in it to catch quoting bugs.
+mvp_isolate() {
+  local dir=$1
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  export MVP_RUNTIME=local MVP_STATE_DIR="$dir/state" SHARED_ROOT="$dir/shared root"
+  export MVP_HEAD_IP=127.0.10.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
+  export MVP_GCS_PORT=16379 MVP_DASHBOARD_PORT=18265 MVP_CLIENT_PORT=20001 MVP_NODE_PORT_BASE=30000
+  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
+  export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
+  export MVP_DASHBOARD="http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT"
+  mkdir -p "$SHARED_ROOT"
+}
+
+# Runs a numbered script, its log appended to $MVP_TEST_LOG.
+mvp_script() {
+  local name=$1; shift
+  "$MVP_REPO/scripts/$name.sh" "$@" 2>>"${MVP_TEST_LOG:-/dev/null}"
+}
+
+mvp_cluster_up() {
+  local s
+  for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do
+    mvp_script "$s" >/dev/null || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  done
+}
+
+mvp_cluster_down() {
+  "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
+}
+
+# The data, model and a code snapshot every job needs.
+mvp_prepare_inputs() {
+  mvp_script 30_prepare_data_and_model >/dev/null && CODE_ID=${1:-standin} mvp_script 31_snapshot_verl_code >/dev/null
+}
+
+# Host PIDs of every process inside this cluster's node namespaces.
+mvp_node_processes() {
+  local pidfile init ns pid
+  for pidfile in "$MVP_STATE_DIR"/nodes/*/init.pid; do
+    [[ -f $pidfile ]] || continue
+    init=$(<"$pidfile")
+    ns=$(readlink "/proc/$init/ns/pid" 2>/dev/null) || continue
+    for pid in /proc/[0-9]*; do
+      [[ $(readlink "$pid/ns/pid" 2>/dev/null) == "$ns" ]] && echo "${pid#/proc/}"
+    done
+  done
+}
+
+# jq over a job directory's JSON file.
+job_json() {
+  local id=$1 file=$2 filter=$3
+  jq -r "$filter" "$SHARED_ROOT/jobs/$id/$file"
+}
+
+# The last stdout line of `run`: the submission id of the submit scripts.
+last_line() {
+  printf '%s\n' "$output" | tail -n 1
+}
+
+# mvp_use_stubs: puts tests/test_helper/stubs first on PATH; they record
+# their argv in $MVP_STUB_LOG.
+mvp_use_stubs() {
+  export MVP_STUB_LOG=$BATS_TEST_TMPDIR/stub.log MVP_STUB_DIR=$BATS_TEST_TMPDIR/stubstate
+  mkdir -p "$MVP_STUB_DIR"
+  : >"$MVP_STUB_LOG"
+  PATH="$MVP_REPO/tests/test_helper/stubs:$PATH"
+}

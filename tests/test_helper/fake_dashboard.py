@@ -1,0 +1,38 @@
+"""A fake Ray dashboard for unit tests of the compose runtime, where no Ray
+runs: serves /api/version, /api/v0/nodes (from nodes.json, re-read on every
+request so the docker stub can re-register nodes) and an empty /api/jobs/.
+Usage: python3 fake_dashboard.py STATE_DIR PORT_FILE"""
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+state = Path(sys.argv[1])
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        if path == "/api/version":
+            body = {"ray_version": "fake"}
+        elif path == "/api/v0/nodes":
+            body = {"data": {"result": {"result": json.loads((state / "nodes.json").read_text())}}}
+        elif path == "/api/jobs/":
+            body = []
+        else:
+            self.send_error(404)
+            return
+        raw = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args):
+        pass
+
+
+server = HTTPServer(("127.0.0.1", 0), Handler)
+Path(sys.argv[2]).write_text(str(server.server_address[1]))
+server.serve_forever()

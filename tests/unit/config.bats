@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# Configuration: defaults, precedence (defaults < file < environment < flags),
+# derived values and bad input. No cluster: the library is sourced directly.
+
+setup() {
+  load ../test_helper/common
+  unset MVP_RUNTIME SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_CONFIG MVP_DASHBOARD_PORT
+}
+
+# Loads the configuration the way every script does and prints what it resolved.
+resolve() {
+  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
+    echo "runtime=$MVP_RUNTIME"; echo "shared=$SHARED_ROOT"; echo "head=$MVP_HEAD_IP"
+    echo "workers=$MVP_WORKER_IPS"; echo "dashboard=$MVP_DASHBOARD_URL"; echo "gcs=$MVP_GCS_PORT"
+    echo "loaded=$MVP_CONFIG_LOADED"; echo "nodes=${MVP_NODES[*]}"' _ "$MVP_REPO" "$@"
+}
+
+@test "config: local defaults are head 127.0.0.2, dashboard :8265, GCS :6379, workers .3 and .4" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  run resolve
+  assert_success
+  assert_line "runtime=local"
+  assert_line "head=127.0.0.2"
+  assert_line "dashboard=http://127.0.0.2:8265"
+  assert_line "gcs=6379"
+  assert_line "workers=127.0.0.3 127.0.0.4"
+  assert_line "shared=$MVP_REPO/.mvp/shared"
+  assert_line "nodes=mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1"
+}
+
+@test "config: compose defaults put the shared root at /private and the dashboard at 127.0.0.1:8265 inside the head" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=compose
+  run resolve
+  assert_success
+  assert_line "shared=/private"
+  assert_line "dashboard=http://127.0.0.1:8265"
+}
+
+@test "config: the config file overrides defaults, the environment overrides the file, flags override all" {
+  local file=$BATS_TEST_TMPDIR/my.env
+  printf 'MVP_RUNTIME=compose\nMVP_HEAD_IP=10.9.0.2\nMVP_GCS_PORT=7000\n' >"$file"
+  export MVP_CONFIG=$file
+  run resolve
+  assert_line "runtime=compose"
+  assert_line "head=10.9.0.2"
+  assert_line "gcs=7000"
+  assert_line "loaded=$file"
+  MVP_HEAD_IP=10.8.0.2 run resolve
+  assert_line "head=10.8.0.2"
+  assert_line "runtime=compose"
+  MVP_RUNTIME=compose run resolve --runtime local
+  assert_line "runtime=local"
+}
+
+@test "config: every script logs which config file it loaded" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  run "$MVP_REPO/scripts/01_up.sh" --dry-run --runtime compose
+  assert_output --partial "config: $MVP_REPO/tests/fixtures/empty.env"
+}
+
+@test "config: an unknown runtime is one clear line and a non-zero exit" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  run resolve --runtime kubernetes
+  assert_failure
+  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to compose or local"
+}
+
+@test "config: a config file line that is not NAME=value is refused, not run" {
+  local file=$BATS_TEST_TMPDIR/bad.env
+  printf 'MVP_WORKERS=2\ntouch %s/pwned\n' "$BATS_TEST_TMPDIR" >"$file"
+  MVP_CONFIG=$file run resolve
+  assert_failure
+  assert_output --partial "is not a NAME=value line"
+  [[ ! -e $BATS_TEST_TMPDIR/pwned ]]
+}
+
+@test "config: a worker address list that does not match MVP_WORKERS is refused" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  MVP_WORKER_IPS="127.0.0.3" run resolve
+  assert_failure
+  assert_output --partial "MVP_WORKER_IPS has 1 addresses for MVP_WORKERS=2"
+}
+
+@test "config: a relative or missing config file is reported with the fix" {
+  MVP_CONFIG=$BATS_TEST_TMPDIR/nope.env run resolve
+  assert_failure
+  assert_output --partial "config file $BATS_TEST_TMPDIR/nope.env is missing or unreadable"
+}

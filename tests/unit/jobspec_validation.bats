@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# JobSpec and Ray base config validation: every bad field gets one line naming
+# it, before anything is written or submitted (--check-only writes nothing).
+
+setup() {
+  load ../test_helper/common
+  export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
+  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID=""
+  local snap="$SHARED_ROOT/common/code/verl/codeA"
+  mkdir -p "$snap/verl" "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
+  echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
+  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
+  echo '{}' >"$SHARED_ROOT/common/models/m/config.json"
+  touch "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/test.parquet"
+  printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n' \
+    >"$SHARED_ROOT/user/code/reward.py"
+  cat >"$BATS_TEST_TMPDIR/base.yaml" <<'YAML'
+workload: ppo
+model: common/models/m
+dataset:
+  train: datasets/gsm8k/train.parquet
+  val: datasets/gsm8k/test.parquet
+resources:
+  entrypoint_resources: {worker_node: 1}
+  entrypoint_num_cpus: 1
+trainer_overrides:
+  data.train_batch_size: 256
+env_vars: {}
+YAML
+}
+
+helper() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp "$@"
+}
+
+# check SPEC_LINES...: the base JobSpec with these top-level lines appended
+# (a later YAML key replaces an earlier one), validated without submitting.
+check() {
+  local spec
+  spec="$(cat "$BATS_TEST_TMPDIR/base.yaml")"$'\n'"$(printf '%s\n' "$@")"
+  helper submit --via cli --check-only --jobspec-name spec.yaml --jobspec-text "$spec"
+}
+
+@test "jobspec: the template-shaped spec passes and resolves the runbook defaults" {
+  run --separate-stderr check
+  assert_success
+  local resolved
+  resolved=$(jq -c .resolved <<<"$output")
+  jq -e '.trainer_overrides | index("trainer.save_freq=10") and index("trainer.total_epochs=1")' <<<"$resolved"
+  jq -e --arg d "$SHARED_ROOT/jobs/" '.trainer_overrides[] | select(startswith("trainer.default_local_dir=" + $d))' <<<"$resolved"
+  jq -e '.trainer_overrides | index("trainer.nnodes=2") and index("trainer.n_gpus_per_node=4")' <<<"$resolved"
+  jq -e '.trainer_overrides | index("trainer.logger=['"'"'console'"'"']")' <<<"$resolved"
+  jq -e '.code_id == "codeA" and .workload == "ppo" and (.submission_id | test("^ppo-[0-9]{8}T[0-9]{6}-[0-9a-f]{6}$"))' <<<"$resolved"
+  jq -e '.trainer_overrides[] | select(. == "trainer.experiment_name=" + ($r.submission_id))' --argjson r "$resolved" <<<"$resolved"
+}
+
+@test "jobspec: a misspelt field is named, with the field it probably meant" {
+  run check "trainer_overide: {}"
+  assert_failure
+  assert_output "ERROR: spec.yaml: unknown field 'trainer_overide' (did you mean 'trainer_overrides'?)"
+}
+
+@test "jobspec: a field of the wrong type is named with what it must be" {
+  run check "dataset: datasets/gsm8k/train.parquet"
+  assert_failure
+  assert_output "ERROR: spec.yaml.dataset: must be a mapping, got str 'datasets/gsm8k/train.parquet'"
+}
+
+@test "jobspec: an unknown workload lists the known ones" {
+  run check "workload: dpo"
+  assert_failure
+  assert_output "ERROR: spec.yaml.workload: 'dpo' is not a workload; use one of ppo, grpo, sft"
+}
+
+@test "jobspec: a submission_id outside [A-Za-z0-9][A-Za-z0-9._-]{0,127} is refused" {
+  for bad in "../escape" "-dash-first" "has space" "$(printf 'x%.0s' {1..129})"; do
+    run check "submission_id: '$bad'"
+    assert_failure
+    assert_output --partial "spec.yaml.submission_id: '$bad' is not a valid id"
+  done
+}
+
+@test "jobspec: a model or dataset path outside shared_root is refused" {
+  run check "model: /etc"
+  assert_failure
+  assert_output "ERROR: model: /etc is outside shared_root $SHARED_ROOT; keep job inputs on shared storage"
+  run check "dataset: {train: ../../etc/passwd}"
+  assert_failure
+  assert_output --partial "dataset.train: /"
+  assert_output --partial "is outside shared_root"
+}
+
+@test "jobspec: a missing dataset or model names the path and the script that makes it" {
+  run check "dataset: {train: datasets/gsm8k/nope.parquet}"
+  assert_failure
+  assert_output "ERROR: dataset.train: $SHARED_ROOT/datasets/gsm8k/nope.parquet does not exist; run scripts/30_prepare_data_and_model.sh or fix the path"
+  run check "model: common/models/absent"
+  assert_failure
+  assert_output --partial "model: $SHARED_ROOT/common/models/absent does not exist"
+}
+
+@test "jobspec: a code_path that is not a snapshot (no marker) is refused" {
+  mkdir -p "$SHARED_ROOT/common/code/verl/plain/verl"
+  run check "code_path: common/code/verl/plain"
+  assert_failure
+  assert_output "ERROR: code_path: $SHARED_ROOT/common/code/verl/plain is not a code snapshot (no mvp_marker.py); create one with scripts/31_snapshot_verl_code.sh"
+  run check "code_path: common/code/verl/missing"
+  assert_failure
+  assert_output --partial "is not a code snapshot"
+}
+
+@test "jobspec: the reward function must be a file under user/code/ that defines the function" {
+  run check "reward_fn_path: user/code/reward.py"
+  assert_success
+  run check "reward_fn_path: datasets/gsm8k/train.parquet"
+  assert_failure
+  assert_output "ERROR: reward_fn_path: $SHARED_ROOT/datasets/gsm8k/train.parquet must be under $SHARED_ROOT/user/code"
+  run check "reward_fn_path: user/code/absent.py"
+  assert_failure
+  assert_output --partial "reward_fn_path: $SHARED_ROOT/user/code/absent.py does not exist"
+  run check "reward_fn_path: user/code/reward.py" "reward_fn_name: score_it"
+  assert_failure
+  assert_output "ERROR: reward_fn_name: $SHARED_ROOT/user/code/reward.py defines no function 'score_it' (it has: compute_score)"
+}
+
+@test "jobspec: overrides must be Hydra keys with scalar values" {
+  run check "trainer_overrides: {'bad key': 1}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.trainer_overrides: 'bad key' is not a Hydra key (dotted names, optional leading +)"
+  run check "trainer_overrides: {trainer.logger: [console]}"
+  assert_failure
+  assert_output --partial "trainer_overrides.trainer.logger: write lists and mappings as a Hydra string"
+}
+
+@test "jobspec: env_vars need valid names and string values" {
+  run check "env_vars: {'1BAD': x}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.env_vars: '1BAD' is not a valid environment variable name"
+  run check "env_vars: {GOOD: {nested: 1}}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.env_vars.GOOD: must be a string, got dict"
+}
+
+@test "jobspec: entrypoint resources without a positive resource are refused (the driver would land on the head)" {
+  run check "resources: {entrypoint_resources: {}, entrypoint_num_cpus: 1}"
+  assert_failure
+  assert_output --partial "resources.entrypoint_resources: needs a resource > 0"
+  run check "resources: {entrypoint_resources: {worker_node: -1}}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.resources.entrypoint_resources.worker_node: must be a number >= 0, got -1"
+}
+
+@test "jobspec: invalid YAML names the file and line" {
+  run helper submit --via cli --check-only --jobspec-name broken.yaml --jobspec-text $'workload: ppo\nmodel: [unclosed'
+  assert_failure
+  assert_output --partial "ERROR: broken.yaml: line"
+  assert_output --partial "is not valid YAML"
+}
+
+@test "ray config: an unknown field and a runtime_env other than env_vars are refused" {
+  run helper submit --via sdk --check-only --jobspec-name spec.yaml --jobspec-text "$(cat "$BATS_TEST_TMPDIR/base.yaml")" \
+    --ray-config-name cfg.yaml --ray-config-text $'address: http://x:8265\nentrypoint_resource: {worker_node: 1}'
+  assert_failure
+  assert_output "ERROR: cfg.yaml: unknown field 'entrypoint_resource' (did you mean 'entrypoint_resources'?)"
+  run helper submit --via sdk --check-only --jobspec-name spec.yaml --jobspec-text "$(cat "$BATS_TEST_TMPDIR/base.yaml")" \
+    --ray-config-name cfg.yaml --ray-config-text $'runtime_env: {pip: [torch]}'
+  assert_failure
+  assert_output "ERROR: cfg.yaml.runtime_env: unknown field 'pip'; known fields: env_vars"
+}
+
+@test "jobspec: PYTHONPATH puts the code snapshot first, the spec's own next, the node's last" {
+  check "env_vars: {PYTHONPATH: /extra}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
+  assert_output --partial "\"PYTHONPATH\": \"$SHARED_ROOT/common/code/verl/codeA:/extra:\${PYTHONPATH}\""
+}
