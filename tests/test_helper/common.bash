@@ -19,8 +19,9 @@ mvp_isolate() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   export MVP_RUNTIME=local MVP_STATE_DIR="$dir/state" SHARED_ROOT="$dir/shared root"
   export MVP_HEAD_IP=127.0.10.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
-  export MVP_GCS_PORT=16379 MVP_DASHBOARD_PORT=18265 MVP_CLIENT_PORT=20001 MVP_NODE_PORT_BASE=30000
+  export MVP_GCS_PORT=16379 MVP_DASHBOARD_PORT=18265 MVP_CLIENT_PORT=19001 MVP_NODE_PORT_BASE=30000
   export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
+  export MVP_MODEL_ID=mvp-fixtures/model-standin
   export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   export MVP_DASHBOARD="http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT"
   mkdir -p "$SHARED_ROOT"
@@ -59,6 +60,7 @@ mvp_node_processes() {
       [[ $(readlink "$pid/ns/pid" 2>/dev/null) == "$ns" ]] && echo "${pid#/proc/}"
     done
   done
+  return 0
 }
 
 # jq over a job directory's JSON file.
