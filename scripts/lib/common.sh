@@ -207,10 +207,11 @@ mvp::helper_data() {
 
 # ------------------------------------------------------------- submitting --
 # mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
+# (an empty RAY_CONFIG is templates/configs/dev.yaml)
 # the job directory and submits from the head. Takes --wait and
 # --override KEY=VALUE from MVP_ARGS; prints the submission id last on stdout.
 mvp::submit() {
-  local via=$1 spec=$2 cfg=$3 arg; shift 3
+  local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
   set -- "$@" "${MVP_ARGS[@]}"
   while (($#)); do
@@ -225,10 +226,10 @@ mvp::submit() {
   done
   ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
   for arg in "$spec" "$cfg"; do
-    [[ -z $arg || (-f $arg && -r $arg) ]] || mvp::die "$arg does not exist or is not readable"
+    [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
   done
   args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")")
-  [[ -n $cfg ]] && args+=(--ray-config-name "$cfg" --ray-config-text "$(<"$cfg")")
+  args+=(--ray-config-name "$cfg" --ray-config-text "$(<"$cfg")")
   [[ -n $CODE_ID ]] && args+=(--code-id "$CODE_ID")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
