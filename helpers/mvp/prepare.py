@@ -43,7 +43,8 @@ def _write_set(directory: Path, tables: dict, source: str, extra: dict) -> dict:
         pq.write_table(table, tmp)
         temps[name] = tmp
     if os.environ.get(PAUSE_ENV) == "1":
-        print(f"{PAUSE_ENV}: paused before renaming {sorted(map(str, temps.values()))}", file=sys.stderr, flush=True)
+        print(f"{PAUSE_ENV}: pid {os.getpid()} paused before renaming {sorted(map(str, temps.values()))}",
+              file=sys.stderr, flush=True)
         time.sleep(3600)
     files = {}
     for name, tmp in temps.items():
