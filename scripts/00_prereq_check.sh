@@ -8,6 +8,7 @@
 # writable SHARED_ROOT, and reports every problem found, not only the first.
 # Safe to re-run: directories that exist are left alone.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 check_shared_root() {

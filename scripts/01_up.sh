@@ -6,6 +6,7 @@
 # Usage: scripts/01_up.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: nodes that are up are left alone (SKIP).
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

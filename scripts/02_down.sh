@@ -5,6 +5,7 @@
 # Usage: scripts/02_down.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: nodes that are down are skipped. Shared storage is kept.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

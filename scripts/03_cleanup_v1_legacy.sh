@@ -5,6 +5,7 @@
 # Usage: scripts/03_cleanup_v1_legacy.sh [--dry-run] [--help]
 # Safe to re-run: a no-op (SKIP) when no v1 container exists or Docker is absent.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

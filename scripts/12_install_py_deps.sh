@@ -6,6 +6,7 @@
 # Usage: scripts/12_install_py_deps.sh [--runtime compose|local] [--dry-run] [--help]
 # Safe to re-run: a venv built from the same requirements is a SKIP.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 install_venv() {

@@ -5,6 +5,7 @@
 # Usage: scripts/20_start_head.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: a healthy head (GCS and raylet running, dashboard answering) is a SKIP.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -6,6 +6,7 @@
 # Usage: scripts/21_start_workers.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: workers whose raylet runs are a SKIP; a dead one is restarted.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -9,6 +9,7 @@
 # Safe to re-run: what is present and matches its MANIFEST.json is a SKIP;
 # --force rebuilds the data. Every file is written under a temp name and renamed.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -11,6 +11,7 @@
 # under an existing id is refused (snapshots are immutable). Files unchanged
 # since the newest snapshot are hard-linked to it, not copied.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -9,6 +9,7 @@
 # Prints the submission id as the last line on stdout.
 # Every run submits a new job with a new id and a new job directory.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -11,6 +11,7 @@
 # Prints the submission id as the last line on stdout.
 # Never overwrites: an id that exists (in Ray or as a directory) is refused.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -7,6 +7,7 @@
 #                                 [--override KEY=VALUE]... [--dry-run] [--help]
 # Prints the submission id as the last line on stdout. Never overwrites a job.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

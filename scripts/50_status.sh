@@ -8,6 +8,7 @@
 # Exit code: 0 when the cluster is up and shaped as configured, 1 otherwise.
 # Read-only but for archiving ended jobs; one Python process, HTTP to the dashboard.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -6,6 +6,7 @@
 # Usage: scripts/51_logs.sh SUBMISSION_ID [--follow] [--help]
 # Read-only, except that a job found ended is archived (result.json).
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

@@ -5,6 +5,7 @@
 # Usage: scripts/52_stop.sh SUBMISSION_ID [--help]
 # Safe to re-run: a job that already ended is a SKIP.
 set -Eeuo pipefail
+# shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {

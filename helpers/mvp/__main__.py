@@ -147,7 +147,7 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_newest_snapshot)
 
     c = sub.add_parser("nightly", help="nightly regression steps")
-    c.add_argument("step", choices=("judge", "retention", "index"))
+    c.add_argument("step", choices=("judge", "retention"))
     c.add_argument("--run-dir", required=True)
     c.add_argument("--keep", type=int, default=14)
     c.set_defaults(func=cmd_nightly)

@@ -304,7 +304,7 @@ mvp::lock() {
 mvp::init() {
   mvp::parse_flags "$@"
   mvp::config::load
-  # shellcheck source=scripts/lib/runtime_local.sh
+  # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
 }

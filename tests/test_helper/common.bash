@@ -70,6 +70,7 @@ job_json() {
 }
 
 # The last stdout line of `run`: the submission id of the submit scripts.
+# shellcheck disable=SC2154  # $output is set by bats' run
 last_line() {
   printf '%s\n' "$output" | tail -n 1
 }

@@ -1,0 +1,1 @@
+"""The nightly regression's judgement, reports, index page and retention."""

@@ -1,0 +1,158 @@
+"""Each nightly job judged against seed 004's Definition of Done, every check
+with the evidence it was decided on, read from the job directory alone."""
+import re
+from pathlib import Path
+
+from .. import bundle, fsutil
+from . import metrics
+
+REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
+                  "logs/driver.log", "result.json")
+
+
+def _overrides(spec: dict) -> dict:
+    out = {}
+    for item in (spec.get("resolved") or {}).get("trainer_overrides", []):
+        key, _, value = item.partition("=")
+        out[key.lstrip("+")] = value
+    return out
+
+
+def _check(name: str, passed: bool, evidence: str) -> dict:
+    return {"name": name, "passed": bool(passed), "evidence": evidence}
+
+
+def _int(value, default):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def check_submitted_from_head(jd: Path, head_name: str) -> dict:
+    log = {}
+    for line in (jd / "logs" / "submit.log").read_text(encoding="utf-8").splitlines() if (jd / "logs" / "submit.log").is_file() else []:
+        key, sep, value = line.partition("=")
+        if sep and key in ("submitted_from_host", "via"):
+            log[key] = value
+    cmd = (jd / "config" / "submit_cmd.txt").read_text(encoding="utf-8") if (jd / "config" / "submit_cmd.txt").is_file() else ""
+    host = log.get("submitted_from_host")
+    return _check("submitted_from_head", host == head_name and cmd.startswith("ray job submit "),
+                  f"submitted_from_host={host} (head: {head_name}), via={log.get('via')}, submit_cmd.txt: {cmd[:60]}...")
+
+
+def check_driver_on_worker(result: dict, worker_ips: tuple) -> dict:
+    ip, node = result.get("driver_node_ip"), result.get("driver_node_id")
+    heads = result.get("head_node_ids") or []
+    ok = ip in worker_ips and node is not None and node not in heads and result.get("driver_on_head") is False
+    return _check("driver_on_worker", ok, f"driver {ip} node {str(node)[:12]}; workers {', '.join(worker_ips)}; "
+                  f"head node {', '.join(h[:12] for h in heads) or '?'}")
+
+
+def check_job_dir(jd: Path, sid: str, spec: dict, ids_in_run: list) -> dict:
+    missing = [f for f in REQUIRED_FILES if not (jd / f).is_file()] + [d for d in ("checkpoints",) if not (jd / d).is_dir()]
+    kinds = sorted(bundle.kinds_present(jd / "debug"))
+    own = (spec.get("resolved") or {}).get("submission_id") == sid == jd.name
+    unique = ids_in_run.count(sid) == 1
+    ok = not missing and len(kinds) >= 2 and own and unique
+    return _check("job_dir_complete", ok, f"{jd}: missing {missing or 'nothing'}; debug kinds {kinds}; "
+                  f"directory is this submission's: {own}; id unique in run: {unique}")
+
+
+def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, status: str) -> dict:
+    save_freq = _int(overrides.get("trainer.save_freq"), -1)
+    root = Path(overrides.get("trainer.default_local_dir", jd / "checkpoints"))
+    present = sorted(_int(p.name.split("_")[-1], -1) for p in root.glob("global_step_*")) if root.is_dir() else []
+    multiples = {s for s in range(1, steps + 1) if save_freq > 0 and s % save_freq == 0}
+    finished = status == "SUCCEEDED"
+    expected = set(multiples)
+    if finished and steps and (save_freq > 0 or workload == "sft"):
+        expected.add(steps)
+    latest = (root / "latest_checkpointed_iteration.txt")
+    latest_value = _int(latest.read_text().strip(), None) if latest.is_file() else None
+    ok = set(present) == expected and (steps < 10 or save_freq != 10 or 10 in present)
+    if expected:
+        ok = ok and latest_value == max(expected)
+    return _check("checkpoint_policy", ok, f"save_freq={save_freq}, steps run {steps}, saved at {present}, "
+                  f"expected {sorted(expected)}, latest_checkpointed_iteration={latest_value}")
+
+
+def check_inputs_persisted(prepare: dict, overrides: dict, shared_root: str) -> dict:
+    notes, ok = [], True
+    for name, ev in sorted((prepare or {}).items()):
+        before, after = ev.get("before"), ev.get("after")
+        if after is None:
+            ok = False
+            notes.append(f"{name}: no manifest after prepare")
+        elif before is None:
+            notes.append(f"{name}: built in this run (first time)")
+        elif before == after:
+            notes.append(f"{name}: SKIP (manifest unchanged)")
+        else:
+            ok = False
+            notes.append(f"{name}: REBUILT although a valid copy existed")
+    paths = [v for k, v in overrides.items() if k in ("data.train_files", "actor_rollout_ref.model.path", "model.path")]
+    outside = [p for p in paths if not p.startswith(shared_root.rstrip("/") + "/")]
+    if outside:
+        ok = False
+        notes.append(f"not on shared storage: {outside}")
+    return _check("inputs_persisted", ok and bool(prepare), "; ".join(notes) or "no prepare evidence")
+
+
+def check_import_source(log_text: str, spec: dict) -> dict:
+    resolved = spec.get("resolved") or {}
+    marker = re.search(r"^MVP_PRECHECK_MARKER=(.*)$", log_text, re.MULTILINE)
+    verl_file = re.search(r"^MVP_PRECHECK_VERL_FILE=(.*)$", log_text, re.MULTILINE)
+    code_path = resolved.get("code_path", "")
+    ok = (marker and marker.group(1) == resolved.get("code_id") and verl_file
+          and verl_file.group(1).startswith(code_path.rstrip("/") + "/"))
+    return _check("import_from_code_path", ok, f"MVP_PRECHECK_MARKER={marker.group(1) if marker else None} "
+                  f"(want {resolved.get('code_id')}); MVP_PRECHECK_VERL_FILE={verl_file.group(1) if verl_file else None} "
+                  f"(want under {code_path})")
+
+
+def check_succeeded(result: dict, deadline_s: float) -> dict:
+    ok = result.get("status") == "SUCCEEDED" and not result.get("timed_out")
+    return _check("succeeded_in_time", ok, f"status {result.get('status')}, duration {result.get('duration_s')}s, "
+                  f"deadline {deadline_s:g}s, timed out: {result.get('timed_out')}; {result.get('message', '')[:160]}")
+
+
+def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
+    sid = job.get("submission_id")
+    if not sid:
+        return {"name": job["name"], "submission_id": None, "status": "NOT_SUBMITTED", "duration_s": None,
+                "checks": [_check("submitted", False, job.get("error") or "the submit script failed")],
+                "metrics": metrics.summarize("", None)}
+    jd = shared_root / "jobs" / sid
+    spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
+    result = fsutil.read_json(jd / "result.json", {}) or {}
+    log_path = jd / "logs" / "driver.log"
+    log_text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else ""
+    overrides = _overrides(spec)
+    workload = (spec.get("resolved") or {}).get("workload", "")
+    samples = _int(overrides.get("data.train_batch_size"), 0) * (1 if workload == "sft" else _int(overrides.get("actor_rollout_ref.rollout.n"), 1))
+    summary = metrics.summarize(log_text, samples or None)
+    ids = [j.get("submission_id") for j in plan["jobs"]]
+    checks = [
+        check_submitted_from_head(jd, plan["head_node_name"]),
+        check_driver_on_worker(result, tuple(plan["worker_ips"])),
+        check_job_dir(jd, sid, spec, ids),
+        check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status")),
+        check_inputs_persisted(plan.get("prepare"), overrides, str(shared_root)),
+        check_import_source(log_text, spec),
+        check_succeeded(result, float(plan["job_timeout_s"])),
+    ]
+    return {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
+            "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary}
+
+
+def summary_line(report: dict) -> str:
+    run = report["run_id"]
+    if report.get("failed_step"):
+        return f"NIGHTLY FAIL {run}: step {report['failed_step']} failed before the jobs ran (see {report['log']})"
+    failed = [(j["name"], [c["name"] for c in j["checks"] if not c["passed"]]) for j in report["jobs"]]
+    failed = [(name, checks) for name, checks in failed if checks]
+    if not failed:
+        return f"NIGHTLY PASS {run}: {len(report['jobs'])}/{len(report['jobs'])} jobs passed every check"
+    what = "; ".join(f"{name} [{', '.join(checks)}]" for name, checks in failed)
+    return f"NIGHTLY FAIL {run}: {len(failed)}/{len(report['jobs'])} jobs failed: {what}"

@@ -1,0 +1,70 @@
+"""report.md (for a terminal or a mail) and report.html (one static page)."""
+from html import escape
+
+
+def _fmt(value, digits=2) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _failed(job: dict) -> list:
+    return [c["name"] for c in job["checks"] if not c["passed"]]
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# Nightly regression {report['run_id']}: {'PASS' if report['passed'] else 'FAIL'}", "",
+             f"- started {report['started_at']}, finished {report['finished_at']}",
+             f"- code snapshot: {report.get('code_id') or '-'}; log: {report['log']}", ""]
+    if report.get("failed_step"):
+        lines += [f"**Step {report['failed_step']} failed; no job was judged.**", ""]
+    lines += ["| job | submission id | status | duration s | steps | step s | throughput | SPS | failed checks |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for j in report["jobs"]:
+        m = j["metrics"]
+        lines.append(f"| {j['name']} | {j['submission_id'] or '-'} | {j['status']} | {_fmt(j['duration_s'], 1)} | "
+                     f"{m['steps']} | {_fmt(m['mean_step_s'], 3)} | {_fmt(m['mean_throughput'], 1)} | "
+                     f"{_fmt(m['sps'], 1)} | {', '.join(_failed(j)) or 'none'} |")
+    for j in report["jobs"]:
+        lines += ["", f"## {j['name']} ({j['submission_id'] or 'not submitted'})", ""]
+        for c in j["checks"]:
+            lines.append(f"- {'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['evidence']}")
+    lines += ["", report["summary"], ""]
+    return "\n".join(lines)
+
+
+STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
+.pass{color:#17702a;font-weight:600}.fail{color:#b00020;font-weight:600}
+code{font-size:12px}svg{border:1px solid #ddd;margin:0 1em 1em 0;background:#fff}"""
+
+
+def page(title: str, body: str) -> str:
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def verdict(passed: bool) -> str:
+    return f"<span class=\"{'pass' if passed else 'fail'}\">{'PASS' if passed else 'FAIL'}</span>"
+
+
+def html(report: dict) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(j['name'])}</td><td><code>{escape(j['submission_id'] or '-')}</code></td>"
+        f"<td>{escape(str(j['status']))}</td><td>{_fmt(j['duration_s'], 1)}</td><td>{j['metrics']['steps']}</td>"
+        f"<td>{_fmt(j['metrics']['mean_step_s'], 3)}</td><td>{_fmt(j['metrics']['mean_throughput'], 1)}</td>"
+        f"<td>{_fmt(j['metrics']['sps'], 1)}</td><td>{verdict(not _failed(j))} {escape(', '.join(_failed(j)))}</td></tr>"
+        for j in report["jobs"])
+    details = "".join(
+        f"<h2>{escape(j['name'])} <code>{escape(j['submission_id'] or '')}</code></h2><ul>"
+        + "".join(f"<li>{verdict(c['passed'])} <b>{escape(c['name'])}</b>: {escape(c['evidence'])}</li>" for c in j["checks"])
+        + "</ul>" for j in report["jobs"])
+    failed_step = (f"<p class=\"fail\">Step {escape(report['failed_step'])} failed; no job was judged.</p>"
+                   if report.get("failed_step") else "")
+    body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"
+            f"<p>Started {escape(report['started_at'])}, finished {escape(report['finished_at'])}; "
+            f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../index.html\">All nights</a></p>"
+            f"{failed_step}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
+            f"<th>step s</th><th>throughput</th><th>SPS</th><th>checks</th></tr>{rows}</table>{details}"
+            f"<p><code>{escape(report['summary'])}</code></p>")
+    return page(f"Nightly {report['run_id']}", body)

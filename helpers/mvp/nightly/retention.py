@@ -1,0 +1,41 @@
+"""Keeps the newest N nightly runs with their job directories; deletes older
+ones, but never a job that is still running or one a kept report links to."""
+import shutil
+from pathlib import Path
+
+from .. import fsutil
+from ..dashboard import TERMINAL, Dashboard
+
+
+def run_dirs(regressions: Path) -> list:
+    return sorted(p for p in regressions.glob("nightly-*") if p.is_dir())
+
+
+def _job_ids(run_dir: Path) -> set:
+    report = fsutil.read_json(run_dir / "report.json") or fsutil.read_json(run_dir / "plan.json") or {}
+    return {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
+
+
+def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, log) -> list:
+    runs = run_dirs(regressions)
+    old, kept = runs[:-keep] if keep > 0 else runs, runs[-keep:] if keep > 0 else []
+    linked = set().union(*(_job_ids(r) for r in kept)) if kept else set()
+    running = set()
+    if old and dash.alive():
+        running = {j.get("submission_id") for j in dash.jobs() if j.get("status") not in TERMINAL}
+    removed = []
+    for run in old:
+        spared = []
+        for sid in sorted(_job_ids(run)):
+            if sid in running or sid in linked:
+                spared.append(sid)
+                continue
+            shutil.rmtree(jobs_dir / sid, ignore_errors=True)
+        if spared:
+            log(f"retention: keeping {run.name} for jobs still running or linked: {', '.join(spared)}")
+            continue
+        shutil.rmtree(run)
+        removed.append(run.name)
+    if removed:
+        log(f"retention: removed {len(removed)} run(s) beyond the newest {keep}: {', '.join(removed)}")
+    return removed

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# 60_nightly_regression.sh: the v1.1 acceptance suite, unattended: brings the
+# cluster up (00, 01, 20, 21), prepares data and model (30, skipped when
+# present), snapshots the code (31; CODE_ID or the tree's commit), submits
+# PPO twice, GRPO and SFT (40, 40, 41, 42), waits for each (MVP_JOB_TIMEOUT),
+# judges every job against seed 004's Definition of Done and writes
+# <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
+# and regressions/index.html (every night, with trend charts). Keeps the
+# newest MVP_NIGHTLY_KEEP runs and their job directories.
+#
+# Usage: scripts/60_nightly_regression.sh [--only JOBS] [--dry-run] [--help]
+#   --only JOBS   comma list of ppo1, ppo2, grpo, sft (ppo = ppo1,ppo2)
+#   --dry-run     print the plan; touch nothing
+# Exit: 0 when every check passed; 1 when one failed (the last stdout line
+# names the failed jobs and checks: what cron mails); 75 when another run
+# holds the lock. Safe in a crontab as is: any cwd, cron's bare environment,
+# no TTY; a run never overlaps another. MVP_NIGHTLY_INJECT_FAILURE=<job>
+# makes that job fail through the CPU stand-in's failure override.
+set -Eeuo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+ALL_JOBS=(ppo1 ppo2 grpo sft)
+declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal)
+LOCKED_EXIT=75
+
+select_jobs() {
+  local only=$1 name
+  JOBS=()
+  if [[ -z $only ]]; then JOBS=("${ALL_JOBS[@]}"); return 0; fi
+  for name in ${only//,/ }; do
+    case $name in
+      ppo) JOBS+=(ppo1 ppo2) ;;
+      ppo1|ppo2|grpo|sft) JOBS+=("$name") ;;
+      *) mvp::die "--only: '$name' is not a nightly job; use ppo1, ppo2, grpo, sft (ppo = both PPO runs)" ;;
+    esac
+  done
+}
+
+# The manifest hashes that show whether 30 rebuilt anything.
+input_manifests() {
+  local name file
+  local -A files=([gsm8k]=datasets/gsm8k [gsm8k_sft]=datasets/gsm8k_sft)
+  [[ $MVP_SKIP_MODEL == 1 ]] || files[model]=common/models/$MVP_MODEL_ID
+  printf '{'
+  local sep=""
+  for name in "${!files[@]}"; do
+    file=$MVP_HOST_SHARED_DIR/${files[$name]}/MANIFEST.json
+    printf '%s"%s":%s' "$sep" "$name" "$( [[ -f $file ]] && sha256sum <"$file" | cut -d' ' -f1 | jq -R . || echo null)"
+    sep=,
+  done
+  printf '}'
+}
+
+# step NAME CMD...: one step of the night; its output goes to the night's log.
+step() {
+  local name=$1; shift
+  mvp::log "step $name"
+  if ! "$@" >>"$LOG"; then
+    FAILED_STEP=$name
+    mvp::warn "step $name failed"
+    return 1
+  fi
+}
+
+write_plan() {
+  local workers
+  workers=$(printf '%s\n' "${MVP_WORKER_IP_LIST[@]}" | jq -R . | jq -sc .)
+  jq -n --arg run "$RUN_ID" --arg started "$STARTED" --arg code "${CODE_USED:-}" --arg failed "${FAILED_STEP:-}" \
+    --arg head "$MVP_HEAD_NODE" --argjson workers "$workers" --argjson jobs "$JOBS_JSON" \
+    --argjson prepare "$PREPARE_JSON" --argjson timeout "$MVP_JOB_TIMEOUT" \
+    '{run_id: $run, started_at: $started, code_id: $code, failed_step: (if $failed == "" then null else $failed end),
+      head_node_name: $head, worker_ips: $workers, jobs: $jobs, prepare: $prepare, job_timeout_s: $timeout}' \
+    >"$RUN_DIR/plan.json.tmp"
+  mv "$RUN_DIR/plan.json.tmp" "$RUN_DIR/plan.json"
+}
+
+run_steps() {
+  local s
+  for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do
+    step "$s" "$MVP_REPO/scripts/$s.sh" || return 1
+  done
+  local before after
+  before=$(input_manifests)
+  step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
+  after=$(input_manifests)
+  PREPARE_JSON=$(jq -cn --argjson b "$before" --argjson a "$after" '$a | with_entries({key, value: {before: $b[.key], after: .value}})')
+  mvp::log "step 31_snapshot_verl_code"
+  CODE_USED=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" | tail -n 1) || { FAILED_STEP=31_snapshot_verl_code; return 1; }
+  export CODE_ID=$CODE_USED
+
+  local job out id err
+  declare -gA IDS=()
+  for job in "${JOBS[@]}"; do
+    local -a extra=()
+    [[ $MVP_NIGHTLY_INJECT_FAILURE == "$job" ]] && extra=(--override +mvp_standin.fail_at_step=3)
+    mvp::log "submitting $job (${SUBMIT[$job]}.sh ${extra[*]})"
+    err=""
+    if out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" "${extra[@]}"); then
+      id=$(tail -n 1 <<<"$out")
+    else
+      id="" err="${SUBMIT[$job]}.sh failed; see $LOG"
+    fi
+    IDS[$job]=$id
+    JOBS_JSON=$(jq -c --arg n "$job" --arg id "$id" --arg err "$err" \
+      '. + [{name: $n, submission_id: (if $id == "" then null else $id end), error: $err}]' <<<"$JOBS_JSON")
+  done
+  for job in "${JOBS[@]}"; do
+    [[ -n ${IDS[$job]} ]] || continue
+    mvp::log "waiting for $job (${IDS[$job]}, at most ${MVP_JOB_TIMEOUT}s)"
+    mvp::helper wait "${IDS[$job]}" --timeout "$MVP_JOB_TIMEOUT" >>"$LOG" || true
+  done
+}
+
+main() {
+  mvp::init "$@"
+  local only="" i
+  for ((i = 0; i < ${#MVP_ARGS[@]}; i++)); do
+    case ${MVP_ARGS[$i]} in
+      --only) only=${MVP_ARGS[$((i + 1))]:-}; [[ -n $only ]] || mvp::die "--only needs a list, e.g. --only ppo,sft"; i=$((i + 1)) ;;
+      *) mvp::die "unknown argument '${MVP_ARGS[$i]}'; see --help" ;;
+    esac
+  done
+  select_jobs "$only"
+  [[ -z $MVP_NIGHTLY_INJECT_FAILURE || " ${ALL_JOBS[*]} " == *" $MVP_NIGHTLY_INJECT_FAILURE "* ]] ||
+    mvp::die "MVP_NIGHTLY_INJECT_FAILURE='$MVP_NIGHTLY_INJECT_FAILURE' is not a nightly job; use ppo1, ppo2, grpo or sft"
+  [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
+
+  RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
+  local regressions=$MVP_HOST_SHARED_DIR/regressions
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
+    echo "  steps: 00_prereq_check 01_up 20_start_head 21_start_workers 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+    for i in "${JOBS[@]}"; do
+      echo "  submit $i: scripts/${SUBMIT[$i]}.sh$([[ $MVP_NIGHTLY_INJECT_FAILURE == "$i" ]] && echo ' --override +mvp_standin.fail_at_step=3'), wait at most ${MVP_JOB_TIMEOUT}s"
+    done
+    echo "  judge every job, write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+    echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
+    return 0
+  fi
+
+  [[ -d $MVP_HOST_SHARED_DIR ]] || mvp::die "shared root $MVP_HOST_SHARED_DIR does not exist; mount it or run scripts/00_prereq_check.sh"
+  mkdir -p "$regressions"
+  if ! mvp::lock "$regressions/.nightly.lock"; then
+    echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $LOCKED_EXIT)" >&2
+    exit "$LOCKED_EXIT"
+  fi
+  RUN_DIR=$regressions/$RUN_ID
+  mkdir "$RUN_DIR"
+  LOG=$RUN_DIR/nightly.log
+  STARTED=$(date -u +%FT%TZ)
+  echo "$RUN_ID: log $LOG"
+  # Everything the steps say goes to the night's log; to the terminal too when there is one.
+  if [[ -t 2 ]]; then exec 2> >(tee -a "$LOG" >&2); else exec 2>>"$LOG"; fi
+  mvp::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_INJECT_FAILURE:+, injected failure in $MVP_NIGHTLY_INJECT_FAILURE}"
+  JOBS_JSON='[]' PREPARE_JSON='{}' FAILED_STEP="" CODE_USED=""
+  run_steps || true
+  write_plan
+  local summary rc=0
+  summary=$(mvp::helper_data nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
+  mvp::helper_data nightly retention --run-dir "$SHARED_ROOT/regressions/$RUN_ID" --keep "$MVP_NIGHTLY_KEEP" >>"$LOG" || true
+  mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
+  echo "$summary"
+  ((rc == 0)) || return 1
+}
+
+main "$@"
