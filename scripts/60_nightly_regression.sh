@@ -22,7 +22,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 ALL_JOBS=(ppo1 ppo2 grpo sft)
 declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal)
-LOCKED_EXIT=75
 
 select_jobs() {
   local only=$1 name
@@ -113,6 +112,7 @@ run_steps() {
 }
 
 main() {
+  local -a original_args=("$@")
   mvp::init "$@"
   local only="" i
   for ((i = 0; i < ${#MVP_ARGS[@]}; i++)); do
@@ -140,10 +140,14 @@ main() {
   fi
 
   [[ -d $MVP_HOST_SHARED_DIR ]] || mvp::die "shared root $MVP_HOST_SHARED_DIR does not exist; mount it or run scripts/00_prereq_check.sh"
-  mkdir -p "$regressions"
-  if ! mvp::lock "$regressions/.nightly.lock"; then
-    echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $LOCKED_EXIT)" >&2
-    exit "$LOCKED_EXIT"
+  if [[ ${MVP_NIGHTLY_HOLDS_LOCK:-0} != 1 ]]; then
+    # The night runs again as a child of flock, which holds the lock for it.
+    local rc=0
+    MVP_NIGHTLY_HOLDS_LOCK=1 mvp::with_lock "$regressions/.nightly.lock" "$0" "${original_args[@]}" || rc=$?
+    if ((rc == MVP_LOCKED_EXIT)); then
+      echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
+    fi
+    exit "$rc"
   fi
   RUN_DIR=$regressions/$RUN_ID
   mkdir "$RUN_DIR"
@@ -157,8 +161,9 @@ main() {
   run_steps || true
   write_plan
   local summary rc=0
-  summary=$(mvp::helper_data nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
+  # Retention first, so the index written by the judge shows pruned nights as such.
   mvp::helper_data nightly retention --run-dir "$SHARED_ROOT/regressions/$RUN_ID" --keep "$MVP_NIGHTLY_KEEP" >>"$LOG" || true
+  summary=$(mvp::helper_data nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"

@@ -290,13 +290,15 @@ mvp::ray_running_in() {
 }
 
 # --------------------------------------------------------------- locks --
-# mvp::lock FILE: holds an exclusive lock on FILE until the script exits;
-# returns 1 at once when another process holds it.
-mvp::lock() {
-  local file=$1
+# mvp::with_lock FILE CMD...: runs CMD holding an exclusive lock on FILE;
+# returns 75 at once, running nothing, when another process holds it.
+# flock -o keeps the lock out of CMD's children: Ray daemons started by a
+# locked run must not hold the lock after the run ends.
+MVP_LOCKED_EXIT=75
+mvp::with_lock() {
+  local file=$1; shift
   mkdir -p "$(dirname "$file")"
-  exec {MVP_LOCK_FD}>>"$file"
-  flock -n "$MVP_LOCK_FD"
+  flock -n -o -E "$MVP_LOCKED_EXIT" "$file" "$@"
 }
 
 # ------------------------------------------------------------ bootstrap --

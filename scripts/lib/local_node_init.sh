@@ -5,6 +5,12 @@
 # Usage (from runtime_local.sh): local_node_init.sh NODE TMP_RAY_DIR READY_FILE
 set -Eeuo pipefail
 node=$1 tmp_ray=$2 ready=$3
+# This process lives as long as the node: keep none of the caller's files
+# open (a lock, a test runner's pipe) beyond stdin, stdout and stderr.
+for fd in "/proc/$$/fd/"*; do
+  fd=${fd##*/}
+  if ((fd > 2)); then exec {fd}>&-; fi
+done
 hostname "$node"
 mkdir -p /tmp/ray
 mount --bind "$tmp_ray" /tmp/ray

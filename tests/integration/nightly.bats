@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# 60_nightly_regression.sh end to end on a real local cluster that the nightly
+# brings up itself, with the CPU stand-in for verl as the trainer. The nights
+# build on each other: pass, injected failure, lock, HTML, retention, cron.
+
+setup_file() {
+  load ../test_helper/common
+  mvp_isolate "$BATS_FILE_TMPDIR"
+  export REG="$SHARED_ROOT/regressions"
+  mkdir -p "$MVP_REPO/tests/artifacts"
+}
+
+teardown_file() {
+  load ../test_helper/common
+  mvp_cluster_down
+}
+
+setup() {
+  load ../test_helper/common
+}
+
+report_of() { jq -r "$2" "$REG/$1/report.json"; }
+
+nightly() {
+  run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" "$@"
+  RUN_ID=$(sed -n '1s/: log .*//p' <<<"$output")
+}
+
+@test "a full nightly run passes: exit 0, four jobs with every check passed, report.md and index.html written" {
+  nightly
+  assert_success
+  [[ $(last_line) == "NIGHTLY PASS $RUN_ID: 4/4 jobs passed every check" ]]
+  echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night1"
+  run report_of "$RUN_ID" '[.passed, (.jobs | map(.name) | join(",")), ([.jobs[].checks[] | select(.passed | not)] | length)] | @tsv'
+  assert_output $'true\tppo1,ppo2,grpo,sft\t0'
+  run report_of "$RUN_ID" '[.jobs[] | [.checks[].name] | join(",")] | unique[]'
+  assert_output "submitted_from_head,driver_on_worker,job_dir_complete,checkpoint_policy,inputs_persisted,import_from_code_path,succeeded_in_time"
+  run report_of "$RUN_ID" '.jobs[] | select(.metrics.steps < 20 or .metrics.sps == null or .metrics.mean_throughput == null or .metrics.mean_step_s == null) | .name'
+  assert_output ""
+  grep -q '^| job | submission id | status |' "$REG/$RUN_ID/report.md"
+  [[ -s $REG/$RUN_ID/report.html && -s $REG/index.html && -s $REG/$RUN_ID/nightly.log ]]
+}
+
+@test "a night whose grpo job is told to fail exits 1 and names grpo and the failed check; the others pass" {
+  MVP_NIGHTLY_INJECT_FAILURE=grpo nightly
+  assert_failure 1
+  echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night2"
+  assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/4 jobs failed: grpo [succeeded_in_time]"
+  run report_of "$RUN_ID" '.jobs[] | select(.name != "grpo") | .checks[] | select(.passed | not) | .name'
+  assert_output ""
+  run report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .status'
+  assert_output FAILED
+  local id
+  id=$(report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .submission_id')
+  run bash -c "ls '$SHARED_ROOT/jobs/$id/debug' | sed -E 's/.*_final_(.*)\.json/\1/;t;d' | sort | xargs"
+  assert_output "actors job_list nodes ray_status"
+  grep -q "failing at step 3 as asked" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+}
+
+@test "two nights in a row: index.html has two rows and each chart has two points per job" {
+  run grep -o '<tr class="night">' "$REG/index.html"
+  assert_equal "${#lines[@]}" 2
+  local metric job
+  for metric in duration_s throughput; do
+    for job in ppo1 ppo2 grpo sft; do
+      run bash -c "sed 's|</svg>|</svg>\n|g' '$REG/index.html' | grep 'data-metric=\"$metric\"' | grep -o 'class=\"pt\" data-job=\"$job\"' | wc -l"
+      assert_output 2
+    done
+  done
+}
+
+@test "a run while another holds the lock exits 75 and changes nothing" {
+  # Another night, as far as the lock can tell.
+  python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST_TMPDIR/held" &
+  local holder=$! i
+  for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/held ]] && break; sleep 0.1; done
+  local before
+  before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
+  nightly
+  kill "$holder"
+  assert_failure 75
+  [[ $(grep -v ' config: ' <<<"$stderr") == "ERROR: another nightly run holds $REG/.nightly.lock; not starting (exit 75)" ]]
+  assert_output ""
+  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
+}
+
+@test "the HTML pages open in headless Chromium; a screenshot shows the table and the charts" {
+  local chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+    --disable-background-networking --disable-component-update --disable-sync "--user-data-dir=$BATS_TEST_TMPDIR/chrome")
+  run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$REG/index.html"
+  assert_success
+  [[ $(grep -o '<tr class="night">' <<<"$output" | wc -l) == 2 ]]
+  [[ $(grep -o '<svg' <<<"$output" | wc -l) == 2 ]]
+  [[ $stderr != *"CONSOLE"* && $stderr != *"Uncaught"* ]]
+  local night2
+  night2=$(<"$BATS_FILE_TMPDIR/night2")
+  run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$REG/$night2/report.html"
+  assert_success
+  [[ $output == *"grpo"*"FAIL"*"succeeded_in_time"* ]]
+  local shot=$MVP_REPO/tests/artifacts/nightly-index.png
+  rm -f "$shot"
+  run timeout 60 "${chrome[@]}" --window-size=1200,1000 "--screenshot=$shot" "file://$REG/index.html"
+  assert_success
+  [[ $(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
+  (( $(stat -c %s "$shot") > 20000 ))
+}
+
+@test "retention with MVP_NIGHTLY_KEEP=2: a third night removes exactly the first run and its job directories" {
+  local night1 night2 ids1 ids2
+  night1=$(<"$BATS_FILE_TMPDIR/night1")
+  night2=$(<"$BATS_FILE_TMPDIR/night2")
+  ids1=$(report_of "$night1" '.jobs[].submission_id')
+  ids2=$(report_of "$night2" '.jobs[].submission_id')
+  MVP_NIGHTLY_KEEP=2 nightly
+  assert_success
+  local night3=$RUN_ID id
+  run bash -c "ls '$REG' | grep '^nightly-'"
+  assert_output "$night2"$'\n'"$night3"
+  for id in $ids1; do [[ ! -e $SHARED_ROOT/jobs/$id ]]; done
+  for id in $ids2 $(report_of "$night3" '.jobs[].submission_id'); do [[ -d $SHARED_ROOT/jobs/$id/config ]]; done
+  run grep -o '<tr class="night">' "$REG/index.html"
+  assert_equal "${#lines[@]}" 3
+  grep -q "$night1 (pruned)" "$REG/index.html"
+}
+
+@test "from cron: any cwd, env -i with PATH=/usr/bin:/bin and a config file; --only sft runs one job" {
+  local cfg=$BATS_FILE_TMPDIR/cron.env name
+  : >"$cfg"
+  for name in MVP_RUNTIME MVP_STATE_DIR SHARED_ROOT MVP_HEAD_IP MVP_GCS_PORT MVP_DASHBOARD_PORT MVP_CLIENT_PORT \
+    MVP_NODE_PORT_BASE MVP_VERL_SRC MVP_MODEL_SOURCE MVP_MODEL_ID MVP_GSM8K_SOURCE MVP_JOB_TIMEOUT; do
+    printf '%s=%q\n' "$name" "${!name}" >>"$cfg"
+  done
+  cd /
+  run --separate-stderr env -i HOME="$HOME" PATH=/usr/bin:/bin MVP_CONFIG="$cfg" \
+    "$MVP_REPO/scripts/60_nightly_regression.sh" --only sft </dev/null
+  assert_success
+  assert_equal "${#lines[@]}" 2
+  [[ $(last_line) == "NIGHTLY PASS "*": 1/1 jobs passed every check" ]]
+}
+
+@test "--dry-run prints the plan and touches nothing; a bad --only is one clear line" {
+  local before
+  before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
+  MVP_NIGHTLY_INJECT_FAILURE=sft run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo,sft
+  assert_success
+  assert_line "  submit ppo1: scripts/40_submit_ppo_epoch1.sh, wait at most ${MVP_JOB_TIMEOUT}s"
+  assert_line "  submit sft: scripts/42_submit_sft_minimal.sh --override +mvp_standin.fail_at_step=3, wait at most ${MVP_JOB_TIMEOUT}s"
+  refute_output --partial "submit grpo"
+  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
+  run "$MVP_REPO/scripts/60_nightly_regression.sh" --only dpo
+  assert_failure
+  assert_output --partial "ERROR: --only: 'dpo' is not a nightly job"
+}
