@@ -23,7 +23,8 @@ def stamp() -> str:
 
 
 def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) -> list:
-    """Writes debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers;
+    """Phases: "submit" (taken while Ray takes the job, so its job list may or
+    may not show it yet) and "final" (after the job ended). Writes debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers;
     what it could not get goes to <stamp>_<phase>_errors.json. Returns the kinds written."""
     when = stamp()
     written, errors = [], {}

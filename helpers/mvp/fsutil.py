@@ -1,17 +1,20 @@
 """Atomic writes: a reader sees the old file or the new one, never half of one."""
 import hashlib
+import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 TMP_PREFIX = ".tmp-"
+_serial = itertools.count()
 
 
 def write_text(path: Path, text: str, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX + path.name + ".", dir=path.parent)
+    # Unique per process and call; O_EXCL never reuses another writer's file.
+    tmp = str(path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{next(_serial)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

@@ -1,7 +1,6 @@
 """The two YAML inputs of a submission, checked before anything is written:
 the Ray base config (templates/configs/*.yaml) and the training JobSpec
 (templates/jobspecs/*.yaml, seed 004 section 3.1)."""
-import difflib
 import re
 from typing import Any
 
@@ -51,6 +50,7 @@ def check_fields(data: Any, fields: dict, where: str) -> dict:
         raise MvpError(f"{where}: must be a mapping of the fields {', '.join(fields)}")
     for key, value in data.items():
         if key not in fields:
+            import difflib
             close = difflib.get_close_matches(str(key), fields, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else f"; known fields: {', '.join(fields)}"
             raise MvpError(f"{where}: unknown field '{key}'{hint}")
@@ -67,8 +67,9 @@ def _allows_none(kinds) -> bool:
 
 def load_yaml(text: str, name: str) -> dict:
     import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: 3x faster
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""

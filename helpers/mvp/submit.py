@@ -4,11 +4,11 @@ Two paths, one result: `--via cli` runs `ray job submit` (43_submit_jobspec.sh),
 `--via sdk` calls JobSubmissionClient in this process (44_submit_sdk.sh). Both
 write the same config files; only logs/submit.log says which path was taken."""
 import json
+import os
 import shlex
-import shutil
-import socket
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,10 +31,11 @@ def _submit_cli(plan, redactor: Redactor) -> str:
     argv = plan.ray_cli_argv(plan.runtime_env)
     argv[0] = ray_cli()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT_S)
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=SUBMIT_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise MvpError(f"ray job submit did not run: {exc}") from None
-    output = redactor.text(proc.stdout + proc.stderr)
+    output = redactor.text(proc.stdout)
     if proc.returncode != 0:
         last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
@@ -94,20 +95,28 @@ def main(args, settings, log) -> int:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
     job_dir = jobdir.claim(plan.job_dir)
+    # The submit-time debug bundle is taken while Ray takes the job: its HTTP
+    # calls overlap the Ray CLI's (or SDK's) second of Python start-up.
+    kinds = []
+    collector = threading.Thread(target=lambda: kinds.extend(bundle.collect(dash, job_dir / "debug", "submit", redactor)))
     try:
         for name, text in files.items():
             fsutil.write_text(job_dir / "config" / name, text)
         submitted_at = datetime.now(timezone.utc).isoformat()
+        collector.start()
         output = _submit_cli(plan, redactor) if args.via == "cli" else _submit_sdk(plan)
+        collector.join()
     except BaseException:
+        if collector.is_alive():
+            collector.join()
         # Nothing half-made stays behind, unless Ray took the job after all.
         if not _ray_knows(dash, plan.submission_id):
+            import shutil
             shutil.rmtree(job_dir, ignore_errors=True)
         raise
     fsutil.write_text(job_dir / "logs" / "submit.log", "".join([
-        f"submitted_at={submitted_at}\n", f"submitted_from_host={socket.gethostname()}\n",
+        f"submitted_at={submitted_at}\n", f"submitted_from_host={os.uname().nodename}\n",
         f"via={args.via}\n", f"command={files['submit_cmd.txt']}", "--- output ---\n", output]))
-    kinds = bundle.collect(dash, job_dir / "debug", "submit", redactor)
     log(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
         f"job directory {job_dir}; debug bundle: {', '.join(kinds)}")
     status = 0

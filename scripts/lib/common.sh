@@ -11,10 +11,11 @@ PATH="$PATH:/usr/local/bin:/usr/sbin:/sbin"
 # ---------------------------------------------------------------- logging --
 # Logs go to stderr with a UTC timestamp; stdout is kept for data (ids, JSON).
 # log: a step being taken; info: a fact found; skip: nothing to do, and why.
-mvp::log()  { printf '%s -----> %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
-mvp::info() { printf '%s        %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
-mvp::warn() { printf '%s  !     %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
-mvp::skip() { printf '%s SKIP: %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
+# (printf's own clock: no `date` process per line.)
+mvp::log()  { TZ=UTC0 printf '%(%FT%TZ)T -----> %s\n' -1 "$*" >&2; }
+mvp::info() { TZ=UTC0 printf '%(%FT%TZ)T        %s\n' -1 "$*" >&2; }
+mvp::warn() { TZ=UTC0 printf '%(%FT%TZ)T  !     %s\n' -1 "$*" >&2; }
+mvp::skip() { TZ=UTC0 printf '%(%FT%TZ)T SKIP: %s\n' -1 "$*" >&2; }
 mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit "${MVP_DIE_CODE:-1}"; }
 
 # An unexpected failure names the command and where it failed; expected
@@ -42,13 +43,13 @@ mvp::run() {
   "$@"
 }
 
-# mvp::wait_for SECONDS WHAT CMD...: polls CMD every half second.
+# mvp::wait_for SECONDS WHAT CMD...: polls CMD every 0.1 s.
 mvp::wait_for() {
   local seconds=$1 what=$2; shift 2
   local deadline=$((SECONDS + seconds))
   until "$@"; do
     ((SECONDS < deadline)) || { mvp::warn "timed out after ${seconds}s waiting for $what"; return 1; }
-    sleep 0.5
+    sleep 0.1
   done
 }
 

@@ -15,7 +15,9 @@ mvp::rt::node_pid() {
   pid=$(<"$pidfile")
   # A recycled PID is not our node: the init carries the node's name.
   [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "local_node_init.sh $node " || return 1
+  local -a argv=()
+  mapfile -d '' argv <"/proc/$pid/cmdline" 2>/dev/null || return 1
+  [[ ${argv[1]:-} == */local_node_init.sh && ${argv[2]:-} == "$node" ]] || return 1
   echo "$pid"
 }
 

@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Shared by the benchmarks: an isolated local cluster (its own addresses,
+# ports and shared root, like the tests) and small statistics helpers.
+
+BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+bench::isolate() {
+  local dir=$1
+  export MVP_CONFIG=$BENCH_REPO/tests/fixtures/empty.env MVP_RUNTIME=local
+  export MVP_STATE_DIR=$dir/state SHARED_ROOT=$dir/shared MVP_HEAD_IP=127.0.20.2 MVP_WORKER_IPS=""
+  export MVP_GCS_PORT=26379 MVP_DASHBOARD_PORT=28265 MVP_CLIENT_PORT=29001 MVP_NODE_PORT_BASE=40000
+  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$BENCH_REPO/tests/fixtures/model_standin
+  export MVP_MODEL_ID=mvp-fixtures/model-standin MVP_GSM8K_SOURCE=${MVP_BENCH_GSM8K:-$BENCH_REPO/../shared/data/gsm8k}
+  mkdir -p "$SHARED_ROOT"
+}
+
+# Milliseconds since the epoch.
+bench::now() { date +%s%3N; }
+
+# bench::time VAR CMD...: runs CMD (output discarded), appends its wall time in ms to array VAR.
+bench::time() {
+  local -n acc=$1; shift
+  local t0
+  t0=$(bench::now)
+  "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; return 1; }
+  acc+=($(($(bench::now) - t0)))
+}
+
+bench::median() {
+  printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+bench::ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Submission cost: 43_submit_jobspec.sh (ray job submit inside the head, with
+# validation, the job directory and a debug bundle) and 44_submit_sdk.sh
+# (JobSubmissionClient) against a bare `ray job submit --no-wait` of the same
+# entrypoint and runtime_env from the head, measured alternately. Each job is
+# left to finish, and the cluster a second to settle (untimed), before the next
+# submission, so all three see the same quiet cluster. Targets: 43 <= 1.1x
+# bare, 44 <= 1.0x bare.
+#
+# Usage: bench/submit.sh [ROUNDS]   (default 9). Starts and stops its own cluster.
+set -Eeuo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+rounds=${1:-9}
+work=$(mktemp -d)
+bench::isolate "$work"
+# shellcheck source=scripts/lib/common.sh
+source "$BENCH_REPO/scripts/lib/common.sh"
+MVP_QUIET_CONFIG=1 mvp::init --runtime local
+trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$work"' EXIT
+
+for s in 00_prereq_check 01_up 20_start_head 21_start_workers 30_prepare_data_and_model; do
+  "$BENCH_REPO/scripts/$s.sh" >/dev/null 2>&1
+done
+CODE_ID=bench "$BENCH_REPO/scripts/31_snapshot_verl_code.sh" >/dev/null 2>&1
+spec=$work/spec.yaml
+sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" -e 's|^  data.train_batch_size: 256|  data.train_batch_size: 4096|' \
+  "$BENCH_REPO/templates/jobspecs/ppo.yaml" >"$spec"
+
+wait_done() {
+  local id=$1 i
+  for ((i = 0; i < 600; i++)); do
+    if [[ $(curl -fsS "$MVP_HOST_DASHBOARD_URL/api/jobs/$id" | jq -r .status) =~ ^(SUCCEEDED|FAILED|STOPPED)$ ]]; then
+      sleep 1
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# The bare call: the same entrypoint and runtime_env as a runbook job, for a
+# job directory that does not exist (its driver exits at once).
+bare_submit() {
+  local id=$1 env_json
+  env_json=$(jq -c . "$SHARED_ROOT/jobs/$REF/config/runtime_env.json")
+  mvp::rt::exec "$MVP_HEAD_NODE" ray job submit --address "$MVP_DASHBOARD_URL" --submission-id "$id" \
+    --entrypoint-num-cpus 1 --entrypoint-resources '{"worker_node": 1}' --runtime-env-json "$env_json" --no-wait \
+    -- python3 "$BENCH_REPO/helpers/mvp/launch.py" "$SHARED_ROOT/jobs/$id"
+}
+
+REF=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait 2>/dev/null | tail -n 1)
+bare=() cli=() sdk=()
+for ((r = 1; r <= rounds; r++)); do
+  id=bare-$r-$RANDOM
+  bench::time bare bare_submit "$id" && wait_done "$id"
+  t0=$(bench::now); id=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$spec" 2>/dev/null | tail -n 1); cli+=($(($(bench::now) - t0)))
+  wait_done "$id"
+  t0=$(bench::now); id=$("$BENCH_REPO/scripts/44_submit_sdk.sh" "$BENCH_REPO/templates/configs/dev.yaml" "$spec" 2>/dev/null | tail -n 1); sdk+=($(($(bench::now) - t0)))
+  wait_done "$id"
+  echo "round $r: bare ${bare[-1]} ms, 43 ${cli[-1]} ms, 44 ${sdk[-1]} ms" >&2
+done
+b=$(bench::median "${bare[@]}") c=$(bench::median "${cli[@]}") s=$(bench::median "${sdk[@]}")
+echo "submit, median of $rounds: bare ray job submit ${b} ms; 43 (cli) ${c} ms = $(bench::ratio "$c" "$b")x; 44 (sdk) ${s} ms = $(bench::ratio "$s" "$b")x"
