@@ -8,12 +8,7 @@ set -Eeuo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=${1:-3}
-work=$(mktemp -d)
-bench::isolate "$work"
-# shellcheck source=scripts/lib/common.sh
-source "$BENCH_REPO/scripts/lib/common.sh"
-MVP_QUIET_CONFIG=1 mvp::init --runtime local
-trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$work"' EXIT
+bench::cluster_env
 
 plain_start() {
   local i

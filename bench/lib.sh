@@ -14,6 +14,17 @@ bench::isolate() {
   mkdir -p "$SHARED_ROOT"
 }
 
+# bench::cluster_env: a temp work dir and isolated settings, the runbook's
+# library loaded, and the cluster stopped and the work dir removed on exit.
+bench::cluster_env() {
+  BENCH_WORK=$(mktemp -d)
+  bench::isolate "$BENCH_WORK"
+  # shellcheck source=scripts/lib/common.sh
+  source "$BENCH_REPO/scripts/lib/common.sh"
+  MVP_QUIET_CONFIG=1 mvp::init --runtime local
+  trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$BENCH_WORK"' EXIT
+}
+
 # Milliseconds since the epoch.
 bench::now() { date +%s%3N; }
 

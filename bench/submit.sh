@@ -12,18 +12,13 @@ set -Eeuo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=${1:-9}
-work=$(mktemp -d)
-bench::isolate "$work"
-# shellcheck source=scripts/lib/common.sh
-source "$BENCH_REPO/scripts/lib/common.sh"
-MVP_QUIET_CONFIG=1 mvp::init --runtime local
-trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$work"' EXIT
+bench::cluster_env
 
 for s in 00_prereq_check 01_up 20_start_head 21_start_workers 30_prepare_data_and_model; do
   "$BENCH_REPO/scripts/$s.sh" >/dev/null 2>&1
 done
 CODE_ID=bench "$BENCH_REPO/scripts/31_snapshot_verl_code.sh" >/dev/null 2>&1
-spec=$work/spec.yaml
+spec=$BENCH_WORK/spec.yaml
 sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" -e 's|^  data.train_batch_size: 256|  data.train_batch_size: 4096|' \
   "$BENCH_REPO/templates/jobspecs/ppo.yaml" >"$spec"
 

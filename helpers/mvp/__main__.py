@@ -24,11 +24,6 @@ def info(message: str) -> None:
     _stderr("      ", message)
 
 
-def cmd_status(args, s):
-    from . import status
-    return status.main(args, s)
-
-
 def cmd_cluster_wait(args, s):
     from . import cluster
     from .dashboard import Dashboard
@@ -46,45 +41,19 @@ def cmd_node_ids(args, s):
     return 0
 
 
-def cmd_submit(args, s):
-    from . import submit
-    return submit.main(args, s, log)
-
-
-def cmd_wait(args, s):
-    from . import jobctl
-    return jobctl.wait_main(args, s, log)
-
-
-def cmd_logs(args, s):
-    from . import jobctl
-    return jobctl.logs_main(args, s, log)
-
-
-def cmd_stop(args, s):
-    from . import jobctl
-    return jobctl.stop_main(args, s, log)
-
-
-def cmd_prepare(args, s):
-    from . import prepare
-    return prepare.main(args, s, log)
-
-
-def cmd_snapshot(args, s):
-    from . import snapshot
-    return snapshot.main(args, s, log)
-
-
 def cmd_newest_snapshot(args, s):
     from . import snapshot
     print(snapshot.newest(s.shared_root) or "")
     return 0
 
 
-def cmd_nightly(args, s):
-    from .nightly import main as nightly_main
-    return nightly_main.main(args, s, log)
+def module_command(module: str, function: str):
+    """A command implemented as MODULE.FUNCTION(args, settings, log), imported
+    only when it runs: the submit path must not pay for the others' imports."""
+    def run(args, s):
+        import importlib
+        return getattr(importlib.import_module(f"mvp.{module}"), function)(args, s, log)
+    return run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -93,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("status", help="cluster shape, recent jobs, shared root")
     c.add_argument("--json", action="store_true")
-    c.set_defaults(func=cmd_status)
+    c.set_defaults(func=module_command("status", "main"))
 
     c = sub.add_parser("cluster-wait", help="wait until the head (or all nodes) registered")
     c.add_argument("--head", action="store_true", help="only the head")
@@ -118,30 +87,30 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--wait", action="store_true")
     c.add_argument("--timeout", type=float)
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
-    c.set_defaults(func=cmd_submit)
+    c.set_defaults(func=module_command("submit", "main"))
 
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
-    c.set_defaults(func=cmd_wait)
+    c.set_defaults(func=module_command("jobctl", "wait_main"))
 
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")
     c.add_argument("--follow", action="store_true")
-    c.set_defaults(func=cmd_logs)
+    c.set_defaults(func=module_command("jobctl", "logs_main"))
 
     c = sub.add_parser("stop", help="stop a job and archive it")
     c.add_argument("submission_id")
-    c.set_defaults(func=cmd_stop)
+    c.set_defaults(func=module_command("jobctl", "stop_main"))
 
     c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
     c.add_argument("--force", action="store_true")
-    c.set_defaults(func=cmd_prepare)
+    c.set_defaults(func=module_command("prepare", "main"))
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot")
     c.add_argument("--code-id", default="")
     c.add_argument("--src", required=True)
-    c.set_defaults(func=cmd_snapshot)
+    c.set_defaults(func=module_command("snapshot", "main"))
 
     c = sub.add_parser("newest-snapshot", help="the newest code snapshot's id")
     c.set_defaults(func=cmd_newest_snapshot)
@@ -150,7 +119,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("step", choices=("judge", "retention"))
     c.add_argument("--run-dir", required=True)
     c.add_argument("--keep", type=int, default=14)
-    c.set_defaults(func=cmd_nightly)
+    c.set_defaults(func=module_command("nightly.main", "main"))
     return p
 
 

@@ -17,21 +17,14 @@ class Plan:
     """What one submission is made of. (A plain class: dataclasses costs 8 ms
     of imports on the submit path, which is benchmarked.)"""
 
-    def __init__(self, **fields):
-        self.submission_id: str = fields["submission_id"]
-        self.workload: str = fields["workload"]
-        self.shared_root: Path = fields["shared_root"]
-        self.job_dir: Path = fields["job_dir"]
-        self.code_path: Path = fields["code_path"]
-        self.code_id: str = fields["code_id"]
-        self.address: str = fields["address"]
-        self.entrypoint_num_cpus: float = fields["entrypoint_num_cpus"]
-        self.entrypoint_resources: dict = fields["entrypoint_resources"]
-        self.entrypoint_num_gpus: float = fields["entrypoint_num_gpus"]
-        self.trainer_module: str = fields["trainer_module"]
-        self.trainer_overrides: list = fields["trainer_overrides"]
-        self.env_vars: dict = fields["env_vars"]
-        self.entrypoint: list = [fields["python"], str(LAUNCHER), str(self.job_dir)]
+    FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
+              "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
+              "trainer_overrides", "env_vars")
+
+    def __init__(self, python: str, **fields):
+        for name in self.FIELDS:
+            setattr(self, name, fields[name])
+        self.entrypoint = [python, str(LAUNCHER), str(self.job_dir)]
 
     @property
     def runtime_env(self) -> dict:

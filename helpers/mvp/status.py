@@ -77,7 +77,7 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-def main(args, settings: Settings) -> int:
+def main(args, settings: Settings, log=None) -> int:
     dash = Dashboard(settings.dashboard_url, timeout=5)
     report = collect(settings, dash)
     if args.json:

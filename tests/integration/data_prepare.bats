@@ -58,7 +58,7 @@ PY
   assert_output checked
   run jq -r '.files["train.parquet"].rows, .source' "$RL/MANIFEST.json"
   assert_output "7473
-dir:$MVP_TEST_GSM8K"
+dir:$(realpath "$MVP_TEST_GSM8K")"
 }
 
 @test "30_prepare: a second run prints SKIP lines and leaves every file untouched (mtime and hash)" {
