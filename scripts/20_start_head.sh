@@ -17,8 +17,7 @@ main() {
     return 0
   fi
   mvp::ray_start_args 0
-  # Leftovers of a head that died half-way would hold its ports.
-  mvp::run mvp::rt::exec "$head" ray stop --force >/dev/null 2>&1 || true
+  mvp::ray_stop_leftovers "$head"
   mvp::log "starting the Ray head on $head ($MVP_HEAD_IP)"
   mvp::run mvp::rt::exec "$head" "${MVP_RAY_ARGS[@]}" >/dev/null
   [[ $MVP_DRY_RUN == 1 ]] && return 0

@@ -25,7 +25,7 @@ main() {
     # its id tells the wait below not to count it.
     old_ids+=${old_ids:+,}$(mvp::helper_host node-ids "$ip")
     mvp::ray_start_args "$i"
-    mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
+    mvp::ray_stop_leftovers "$node"
     mvp::log "starting the Ray worker on $node ($ip, $MVP_GPUS_PER_WORKER GPUs)"
     mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
   done

@@ -82,7 +82,7 @@ def wait(settings: Settings, dash: Dashboard, head_only: bool, replaced: Iterabl
                 last = "; ".join(result["problems"] + [f"old node {s} still alive" for s in stale])
         if time.monotonic() > deadline:
             raise MvpError(f"the cluster did not come up within {timeout:g}s: {last}")
-        time.sleep(0.5)
+        time.sleep(0.2)
 
 
 def node_ids_at(dash: Dashboard, ips: Iterable[str]) -> list:

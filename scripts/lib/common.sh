@@ -290,6 +290,21 @@ mvp::ray_running_in() {
   [[ $node != "$MVP_HEAD_NODE" ]] || mvp::rt::exec "$node" pgrep -x gcs_server >/dev/null 2>&1
 }
 
+# Processes of an earlier Ray inside the node (a head or worker that died
+# half-way), which would hold its ports. Checked first: `ray stop` costs a
+# second of Python start-up.
+mvp::ray_leftovers_in() {
+  mvp::rt::exec "$1" pgrep -f '/ray/(core|dashboard|_private|autoscaler|util)/' >/dev/null 2>&1
+}
+
+# mvp::ray_stop_leftovers NODE: `ray stop` inside NODE, only when needed.
+mvp::ray_stop_leftovers() {
+  if mvp::ray_leftovers_in "$1"; then
+    mvp::log "stopping what is left of an earlier Ray in $1"
+    mvp::run mvp::rt::exec "$1" ray stop --force >/dev/null 2>&1 || true
+  fi
+}
+
 # --------------------------------------------------------------- locks --
 # mvp::with_lock FILE CMD...: runs CMD holding an exclusive lock on FILE;
 # returns 75 at once, running nothing, when another process holds it.

@@ -91,6 +91,15 @@ quoted() { printf '%q ' "$@"; }
   done
 }
 
+@test "20/21 (compose): ray stop runs only in a node where an earlier Ray left processes" {
+  export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head"
+  export MVP_STUB_LEFTOVERS="mvp11-ray-worker-1"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  run grep "ray stop" "$MVP_STUB_LOG"
+  assert_output "$(quoted docker exec -i -w / mvp11-ray-worker-1 ray stop --force)"
+}
+
 @test "21_start_workers (compose): only the worker without a raylet is started" {
   export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head mvp11-ray-worker-0"
   run "$MVP_REPO/scripts/21_start_workers.sh"
