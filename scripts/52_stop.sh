@@ -2,7 +2,7 @@
 # 52_stop.sh: stops a job, waits until Ray reports it ended and archives it
 # (driver log, final debug bundle, result.json).
 #
-# Usage: scripts/52_stop.sh SUBMISSION_ID [--help]
+# Usage: scripts/52_stop.sh SUBMISSION_ID [--dry-run] [--help]
 # Safe to re-run: a job that already ended is a SKIP.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
@@ -11,6 +11,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 main() {
   MVP_QUIET_CONFIG=1 mvp::init "$@"
   ((${#MVP_ARGS[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    mvp::run mvp::helper_host stop "${MVP_ARGS[0]}"
+    return 0
+  fi
   mvp::helper_host stop "${MVP_ARGS[0]}"
 }
 

@@ -22,23 +22,23 @@ def stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) -> list:
+def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) -> dict:
     """Phases: "submit" (taken while Ray takes the job, so its job list may or
-    may not show it yet) and "final" (after the job ended). Writes debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers;
-    what it could not get goes to <stamp>_<phase>_errors.json. Returns the kinds written."""
+    may not show it yet) and "final" (after the job ended). Writes
+    debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers; what it
+    could not get goes to <stamp>_<phase>_errors.json. Returns {kind: data}."""
     when = stamp()
-    written, errors = [], {}
+    got, errors = {}, {}
     for kind, fetch in KINDS.items():
         try:
-            data = fetch(dash)
+            got[kind] = fetch(dash)
         except MvpError as exc:
             errors[kind] = str(exc)
             continue
-        fsutil.write_json(debug_dir / f"{when}_{phase}_{kind}.json", redactor.obj(data))
-        written.append(kind)
+        fsutil.write_json(debug_dir / f"{when}_{phase}_{kind}.json", redactor.obj(got[kind]))
     if errors:
         fsutil.write_json(debug_dir / f"{when}_{phase}_errors.json", errors)
-    return written
+    return got
 
 
 def kinds_present(debug_dir: Path) -> set:

@@ -31,13 +31,13 @@ def logs_main(args, settings, log) -> int:
     jd = settings.jobs_dir / sid
     dash = Dashboard(settings.dashboard_url)
     archived = jd / "logs" / "driver.log"
-    if not dash.alive() or dash.job(sid) is None:
+    job = dash.job(sid) if dash.alive() else None
+    if job is None:
         if archived.is_file():
             log(f"job {sid}: Ray does not know it (any more); showing the archived driver log")
             sys.stdout.write(archived.read_text(encoding="utf-8"))
             return 0
         raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
-    job = _job(dash, sid)
     redactor = Redactor.for_job(job)
     shown = 0
     while True:

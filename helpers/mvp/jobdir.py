@@ -61,8 +61,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(dash.job_logs(submission_id)))
     except MvpError as exc:
         fsutil.write_text(jd / "logs" / "driver.log.missing", f"{exc}\n")
-    bundle.collect(dash, jd / "debug", "final", redactor)
-    nodes = dash.nodes() if dash.alive() else []
+    nodes = bundle.collect(dash, jd / "debug", "final", redactor).get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}
     head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
     start, end = job.get("start_time"), job.get("end_time")
@@ -85,6 +84,8 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
 
 def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict) -> None:
     """For jobs submitted without --wait: the first status call after they end archives them."""
+    if os.environ.get("MVP_DRY_RUN") == "1":
+        return
     if job.get("status") in TERMINAL and (jd / "config").is_dir() and not (jd / "result.json").exists():
         try:
             finalize(jd, dash, submission_id, job)
