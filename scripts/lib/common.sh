@@ -16,7 +16,7 @@ mvp::log()  { TZ=UTC0 printf '%(%FT%TZ)T -----> %s\n' -1 "$*" >&2; }
 mvp::info() { TZ=UTC0 printf '%(%FT%TZ)T        %s\n' -1 "$*" >&2; }
 mvp::warn() { TZ=UTC0 printf '%(%FT%TZ)T  !     %s\n' -1 "$*" >&2; }
 mvp::skip() { TZ=UTC0 printf '%(%FT%TZ)T SKIP: %s\n' -1 "$*" >&2; }
-mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit "${MVP_DIE_CODE:-1}"; }
+mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
 # An unexpected failure names the command and where it failed; expected
 # failures go through mvp::die with a message of their own.
@@ -67,7 +67,7 @@ mvp::parse_flags() {
     case $1 in
       -h|--help) mvp::usage; exit 0 ;;
       --dry-run) MVP_DRY_RUN=1 ;;
-      --config) (($# > 1)) || mvp::die "--config needs a file"; MVP_CONFIG=$2; shift ;;
+      --config) (($# > 1)) || mvp::die "--config needs a file"; MVP_FLAG_SETTINGS+=("MVP_CONFIG=$2"); shift ;;
       --runtime) (($# > 1)) || mvp::die "--runtime needs compose or local"; MVP_FLAG_SETTINGS+=("MVP_RUNTIME=$2"); shift ;;
       --shared-root) (($# > 1)) || mvp::die "--shared-root needs a path"; MVP_FLAG_SETTINGS+=("SHARED_ROOT=$2"); shift ;;
       *) MVP_ARGS+=("$1") ;;
@@ -96,7 +96,8 @@ mvp::config::load() {
   done < <(compgen -e)
 
   mvp::config::source_file "$MVP_REPO/config/defaults.env"
-  local file=${from_env[MVP_CONFIG]:-${MVP_CONFIG:-}}
+  local file=${from_env[MVP_CONFIG]:-} setting
+  for setting in "${MVP_FLAG_SETTINGS[@]}"; do [[ $setting == MVP_CONFIG=* ]] && file=${setting#MVP_CONFIG=}; done
   [[ -z $file && -f $MVP_REPO/config/local.env ]] && file=$MVP_REPO/config/local.env
   if [[ -n $file ]]; then
     mvp::config::source_file "$file"
@@ -105,7 +106,6 @@ mvp::config::load() {
     MVP_CONFIG_LOADED="$MVP_REPO/config/defaults.env (no local.env)"
   fi
   for name in "${!from_env[@]}"; do printf -v "$name" '%s' "${from_env[$name]}"; done
-  local setting
   for setting in "${MVP_FLAG_SETTINGS[@]}"; do printf -v "${setting%%=*}" '%s' "${setting#*=}"; done
   mvp::config::derive
 }

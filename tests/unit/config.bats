@@ -52,6 +52,15 @@ resolve() {
   assert_line "runtime=local"
 }
 
+@test "config: --config beats MVP_CONFIG from the environment" {
+  printf 'MVP_GCS_PORT=7001\n' >"$BATS_TEST_TMPDIR/env.env"
+  printf 'MVP_GCS_PORT=7002\n' >"$BATS_TEST_TMPDIR/flag.env"
+  MVP_CONFIG=$BATS_TEST_TMPDIR/env.env run resolve --config "$BATS_TEST_TMPDIR/flag.env"
+  assert_success
+  assert_line "gcs=7002"
+  assert_line "loaded=$BATS_TEST_TMPDIR/flag.env"
+}
+
 @test "config: every script logs which config file it loaded" {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   run "$MVP_REPO/scripts/01_up.sh" --dry-run --runtime compose
@@ -81,7 +90,7 @@ resolve() {
   assert_output --partial "MVP_WORKER_IPS has 1 addresses for MVP_WORKERS=2"
 }
 
-@test "config: a relative or missing config file is reported with the fix" {
+@test "config: a missing config file is reported with the fix" {
   MVP_CONFIG=$BATS_TEST_TMPDIR/nope.env run resolve
   assert_failure
   assert_output --partial "config file $BATS_TEST_TMPDIR/nope.env is missing or unreadable"
