@@ -11,10 +11,8 @@ FOLLOW_POLL_S = 1.0
 
 
 def _job(dash: Dashboard, sid: str) -> dict:
-    job = dash.job(sid)
-    if job is None:
-        raise MvpError(f"Ray does not know job {sid}; see scripts/50_status.sh for the jobs it knows")
-    return job
+    """The job's details now (poll with no time to wait)."""
+    return jobdir.poll(dash, sid, 0)
 
 
 def wait_main(args, settings, log) -> int:
@@ -67,12 +65,9 @@ def stop_main(args, settings, log) -> int:
     else:
         log(f"stopping {sid} ({job['status']})")
         dash.stop_job(sid)
-        deadline = time.monotonic() + 60
-        while job["status"] not in TERMINAL:
-            if time.monotonic() > deadline:
-                raise MvpError(f"job {sid} is still {job['status']} 60s after the stop request")
-            time.sleep(0.5)
-            job = _job(dash, sid)
+        job = jobdir.poll(dash, sid, jobdir.STOP_GRACE_S)
+        if job["status"] not in TERMINAL:
+            raise MvpError(f"job {sid} is still {job['status']} {jobdir.STOP_GRACE_S}s after the stop request")
         log(f"job {sid} is {job['status']}")
     jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job)
     return 0

@@ -93,28 +93,35 @@ def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict) 
             pass  # read-only view of the share: archiving is left to a writer
 
 
-def wait(jd: Path, dash: Dashboard, submission_id: str, timeout: float, log) -> dict:
-    """Polls the job until it ends or the deadline passes (then stops it); archives it."""
-    deadline = time.monotonic() + timeout
+STOP_GRACE_S = 60
+
+
+def poll(dash: Dashboard, submission_id: str, seconds: float, on_status=None) -> dict:
+    """The job's details once it has ended, or the last ones seen when
+    `seconds` pass first. on_status(status) is called on every change."""
+    deadline = time.monotonic() + seconds
     last = None
     while True:
         job = dash.job(submission_id)
         if job is None:
-            raise MvpError(f"Ray does not know job {submission_id}")
-        if job["status"] != last:
-            log(f"job {submission_id}: {job['status']}")
-            last = job["status"]
-        if job["status"] in TERMINAL:
-            return finalize(jd, dash, submission_id, job)
-        if time.monotonic() > deadline:
-            log(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
-            dash.stop_job(submission_id)
-            stop_deadline = time.monotonic() + 60
-            while job["status"] not in TERMINAL and time.monotonic() < stop_deadline:
-                time.sleep(1)
-                job = dash.job(submission_id) or job
-            return finalize(jd, dash, submission_id, job, timed_out=True)
-        time.sleep(1)
+            raise MvpError(f"Ray does not know job {submission_id}; see scripts/50_status.sh for the jobs it knows")
+        if on_status and job["status"] != last:
+            on_status(job["status"])
+        last = job["status"]
+        if job["status"] in TERMINAL or time.monotonic() > deadline:
+            return job
+        time.sleep(0.5)
+
+
+def wait(jd: Path, dash: Dashboard, submission_id: str, timeout: float, log) -> dict:
+    """Waits for the job to end, stopping it when the deadline passes; archives it."""
+    job = poll(dash, submission_id, timeout, lambda status: log(f"job {submission_id}: {status}"))
+    if job["status"] in TERMINAL:
+        return finalize(jd, dash, submission_id, job)
+    log(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
+    dash.stop_job(submission_id)
+    job = poll(dash, submission_id, STOP_GRACE_S)
+    return finalize(jd, dash, submission_id, job, timed_out=True)
 
 
 def recent_jobs(settings: Settings, live: dict, limit: int) -> list:
