@@ -38,9 +38,9 @@ raylet_pid() {
   assert_success
   local nodes=$output
   jq -e 'length == 3' <<<"$nodes"
-  jq -e '[.[] | select(.is_head_node)] | length == 1 and (.[0].node_ip == "127.0.10.2")
+  jq -e --arg net "$MVP_TEST_NET" '[.[] | select(.is_head_node)] | length == 1 and (.[0].node_ip == "\($net).2")
          and ((.[0].resources_total.CPU // 0) == 0) and ((.[0].resources_total.GPU // 0) == 0)' <<<"$nodes"
-  jq -e '[.[] | select(.is_head_node | not)] | map(.node_ip) | sort == ["127.0.10.3", "127.0.10.4"]' <<<"$nodes"
+  jq -e --arg net "$MVP_TEST_NET" '[.[] | select(.is_head_node | not)] | map(.node_ip) | sort == ["\($net).3", "\($net).4"]' <<<"$nodes"
   jq -e 'all(.[] | select(.is_head_node | not); .resources_total.GPU == 4 and .resources_total.worker_node == 100)' <<<"$nodes"
 }
 
@@ -92,14 +92,14 @@ raylet_pid() {
   local victim old_id
   victim=$(raylet_pid mvp11-ray-worker-1)
   [[ -n $victim ]]
-  old_id=$(nodes_json | jq -r '.[] | select(.node_ip == "127.0.10.4") | .node_id')
+  old_id=$(nodes_json | jq -r --arg ip "$MVP_TEST_NET.4" '.[] | select(.node_ip == $ip) | .node_id')
   kill -KILL "$victim"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   assert_output --partial "SKIP: Ray worker on mvp11-ray-worker-0 (raylet running)"
   assert_output --partial "starting the Ray worker on mvp11-ray-worker-1"
   run nodes_json
-  jq -e --arg old "$old_id" '[.[] | select(.node_ip == "127.0.10.4")] | length == 1 and .[0].node_id != $old' <<<"$output"
+  jq -e --arg old "$old_id" --arg ip "$MVP_TEST_NET.4" '[.[] | select(.node_ip == $ip)] | length == 1 and .[0].node_id != $old' <<<"$output"
   run "$MVP_REPO/scripts/50_status.sh" --json
   assert_success
 }
@@ -130,7 +130,7 @@ raylet_pid() {
 @test "00_prereq_check.sh reports a port someone else holds and starts nothing" {
   python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.10.2", 18265)); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' "$BATS_TEST_TMPDIR/ready" &
+s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
   local holder=$!
   local i
   for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/ready ]] && break; sleep 0.1; done
@@ -138,6 +138,6 @@ s.bind(("127.0.10.2", 18265)); s.listen(); open(sys.argv[1], "w").close(); time.
   run "$MVP_REPO/scripts/00_prereq_check.sh"
   kill "$holder"
   assert_failure
-  assert_output --partial "PROBLEM: port 127.0.10.2:18265 (for mvp11-ray-head) is in use"
+  assert_output --partial "PROBLEM: port $MVP_HEAD_IP:$MVP_DASHBOARD_PORT (for mvp11-ray-head) is in use"
   [[ ! -e $MVP_STATE_DIR/nodes/mvp11-ray-head/init.pid ]]
 }

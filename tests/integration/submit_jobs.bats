@@ -74,8 +74,8 @@ assert_job_layout() {
   assert_success
   local job=$output head
   head=$(head_node_id)
-  jq -e '.driver_info.node_ip_address == "127.0.10.3" or .driver_info.node_ip_address == "127.0.10.4"' <<<"$job"
-  jq -e --arg head "$head" '.driver_node_id != $head and .driver_info.node_ip_address != "127.0.10.2"' <<<"$job"
+  jq -e --arg net "$MVP_TEST_NET" '.driver_info.node_ip_address == "\($net).3" or .driver_info.node_ip_address == "\($net).4"' <<<"$job"
+  jq -e --arg head "$head" --arg ip "$MVP_HEAD_IP" '.driver_node_id != $head and .driver_info.node_ip_address != $ip' <<<"$job"
   [[ $(job_json "$id" result.json .driver_on_head) == false ]]
   [[ $(job_json "$id" result.json .driver_node_id) == "$(jq -r .driver_node_id <<<"$job")" ]]
 }

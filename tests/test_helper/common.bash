@@ -13,13 +13,16 @@ MVP_TEST_GSM8K=${MVP_TEST_GSM8K:-$(cd "$MVP_REPO/../shared/data/gsm8k" 2>/dev/nu
 
 # mvp_isolate DIR: settings for a cluster of the tests' own, away from a
 # developer's demo cluster (other addresses and ports) and their local.env.
-# SHARED_ROOT has a space in it to catch quoting bugs.
+# SHARED_ROOT has a space in it to catch quoting bugs. MVP_TEST_SLOT (0-9)
+# moves addresses and ports, so that two checkouts can run tests at once.
 mvp_isolate() {
-  local dir=$1
+  local dir=$1 slot=${MVP_TEST_SLOT:-0}
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   export MVP_RUNTIME=local MVP_STATE_DIR="$dir/state" SHARED_ROOT="$dir/shared root"
-  export MVP_HEAD_IP=127.0.10.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
-  export MVP_GCS_PORT=16379 MVP_DASHBOARD_PORT=18265 MVP_CLIENT_PORT=19001 MVP_NODE_PORT_BASE=30000
+  export MVP_TEST_NET=127.0.$((10 + slot))
+  export MVP_HEAD_IP=$MVP_TEST_NET.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
+  export MVP_GCS_PORT=$((16379 + slot)) MVP_DASHBOARD_PORT=$((18265 + slot)) MVP_CLIENT_PORT=$((19001 + slot))
+  export MVP_NODE_PORT_BASE=$((30000 + 3000 * slot))
   export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
   export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
