@@ -13,6 +13,9 @@ APT_PACKAGES := bats bats-support bats-assert jq shellcheck util-linux curl chro
 DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=tests/fixtures/verl_standin \
 	MVP_MODEL_ID=mvp-fixtures/model-standin MVP_MODEL_SOURCE=tests/fixtures/model_standin CODE_ID=standin-demo
 
+# The bring-up sequence, as scripts/lib/steps.sh defines it.
+BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
+
 .PHONY: help setup test test-unit test-integration demo down bench
 
 help:
@@ -37,10 +40,7 @@ test-integration: setup
 
 demo: setup
 	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin); it trains nothing =="
-	$(DEMO_ENV) scripts/00_prereq_check.sh
-	$(DEMO_ENV) scripts/01_up.sh
-	$(DEMO_ENV) scripts/20_start_head.sh
-	$(DEMO_ENV) scripts/21_start_workers.sh
+	for s in $(BRINGUP_STEPS); do $(DEMO_ENV) scripts/$$s.sh || exit 1; done
 	$(DEMO_ENV) scripts/30_prepare_data_and_model.sh
 	$(DEMO_ENV) scripts/31_snapshot_verl_code.sh
 	@id=$$($(DEMO_ENV) scripts/40_submit_ppo_epoch1.sh --wait | tail -n 1) && \

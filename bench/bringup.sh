@@ -24,7 +24,7 @@ stop_ray() {
 }
 
 runbook_start() { "$BENCH_REPO/scripts/20_start_head.sh" && "$BENCH_REPO/scripts/21_start_workers.sh"; }
-rerun() { local s; for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do "$BENCH_REPO/scripts/$s.sh"; done; }
+rerun() { local s; for s in "${MVP_BRINGUP_STEPS[@]}"; do "$BENCH_REPO/scripts/$s.sh"; done; }
 
 plain=() runbook=() again=() namespaces=()
 "$BENCH_REPO/scripts/12_install_py_deps.sh" >/dev/null 2>&1

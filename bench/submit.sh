@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=${1:-9}
 bench::cluster_env
 
-for s in 00_prereq_check 01_up 20_start_head 21_start_workers 30_prepare_data_and_model; do
+for s in "${MVP_BRINGUP_STEPS[@]}" 30_prepare_data_and_model; do
   "$BENCH_REPO/scripts/$s.sh" >/dev/null 2>&1
 done
 CODE_ID=bench "$BENCH_REPO/scripts/31_snapshot_verl_code.sh" >/dev/null 2>&1

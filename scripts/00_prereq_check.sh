@@ -28,9 +28,9 @@ check_shared_root() {
 }
 
 create_layout() {
-  local dir=$MVP_HOST_SHARED_DIR rel missing=()
-  while read -r rel _; do
-    [[ -z $rel || $rel == \#* ]] && continue
+  local dir=$MVP_HOST_SHARED_DIR name rel missing=()
+  while read -r name rel _; do
+    [[ -z $name || $name == \#* ]] && continue
     [[ -d $dir/$rel ]] || missing+=("$dir/$rel")
   done <"$MVP_REPO/shared-layout.txt"
   if ((${#missing[@]} == 0)); then
@@ -71,14 +71,11 @@ check_ports() {
       mvp::skip "port check for $node (it is up already)"
       continue
     fi
-    ip=$(mvp::node_ip "$i")
-    [[ $MVP_RUNTIME == compose ]] && { ((i == 0)) || continue; ip=127.0.0.1; }
-    for port in $(mvp::node_ports "$i"); do
-      [[ $MVP_RUNTIME == compose && $port != "$MVP_DASHBOARD_PORT" ]] && continue
+    while read -r ip port; do
       if (: <"/dev/tcp/$ip/$port") 2>/dev/null; then
         MVP_PROBLEMS+=("port $ip:$port (for $node) is in use; stop what listens there or change MVP_*_PORT / MVP_NODE_PORT_BASE")
       fi
-    done
+    done < <(mvp::rt::node_ports "$i")
   done
 }
 

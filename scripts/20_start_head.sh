@@ -12,16 +12,14 @@ main() {
   mvp::init "$@"
   local head=$MVP_HEAD_NODE
   mvp::rt::node_is_up "$head" || mvp::die "node $head is not up; run scripts/01_up.sh first"
-  if mvp::ray_running_in "$head" && mvp::helper_host cluster-wait --head --timeout 5 2>/dev/null; then
+  if mvp::ray_running_in "$head" && mvp::helper cluster-wait --head --timeout 5 2>/dev/null; then
     mvp::skip "Ray head on $head (running, dashboard $MVP_HOST_DASHBOARD_URL answers)"
     return 0
   fi
-  mvp::ray_start_args 0
-  mvp::ray_stop_leftovers "$head"
   mvp::log "starting the Ray head on $head ($MVP_HEAD_IP)"
-  mvp::run mvp::rt::exec "$head" "${MVP_RAY_ARGS[@]}" >/dev/null
+  mvp::ray_start "$head" 0
   [[ $MVP_DRY_RUN == 1 ]] && return 0
-  mvp::helper_host cluster-wait --head
+  mvp::helper cluster-wait --head
   mvp::info "head up: dashboard $MVP_HOST_DASHBOARD_URL, GCS $MVP_HEAD_IP:$MVP_GCS_PORT"
 }
 

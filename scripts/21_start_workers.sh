@@ -12,25 +12,34 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 main() {
   mvp::init "$@"
   mvp::ray_running_in "$MVP_HEAD_NODE" || mvp::die "the Ray head is not running; run scripts/20_start_head.sh first"
-  local i node ip old_ids=
+  local i node ip old_ids="" pid failed=0
+  local -a starting=() pids=()
   for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
     node=${MVP_NODES[$i]}
-    ip=$(mvp::node_ip "$i")
     mvp::rt::node_is_up "$node" || mvp::die "node $node is not up; run scripts/01_up.sh first"
     if mvp::ray_running_in "$node"; then
       mvp::skip "Ray worker on $node (raylet running)"
       continue
     fi
-    # The head may still list the dead raylet at this address for a while;
-    # its id tells the wait below not to count it.
-    old_ids+=${old_ids:+,}$(mvp::helper_host node-ids "$ip")
-    mvp::ray_start_args "$i"
-    mvp::ray_stop_leftovers "$node"
-    mvp::log "starting the Ray worker on $node ($ip, $MVP_GPUS_PER_WORKER GPUs)"
-    mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
+    starting+=("$i")
   done
+  ((${#starting[@]})) || return 0
+  ip=$(for i in "${starting[@]}"; do mvp::node_ip "$i"; done)
+  # The head may still list a dead raylet at these addresses for a while;
+  # their ids tell the wait below not to count them.
+  # shellcheck disable=SC2086  # one address per word
+  old_ids=$(mvp::helper node-ids $ip)
+  # Each `ray start` is a second or more of Python start-up: in parallel.
+  for i in "${starting[@]}"; do
+    node=${MVP_NODES[$i]}
+    mvp::log "starting the Ray worker on $node ($(mvp::node_ip "$i"), $MVP_GPUS_PER_WORKER GPUs)"
+    mvp::ray_start "$node" "$i" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  ((failed == 0)) || mvp::die "a worker's ray start failed; see its output above"
   [[ $MVP_DRY_RUN == 1 ]] && return 0
-  mvp::helper_host cluster-wait --replaced "${old_ids:-}"
+  mvp::helper cluster-wait --replaced "$old_ids"
 }
 
 main "$@"

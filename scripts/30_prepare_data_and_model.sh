@@ -31,10 +31,10 @@ main() {
     MVP_MODEL_SOURCE=$(cd "$MVP_MODEL_SOURCE" 2>/dev/null && pwd) || mvp::die "MVP_MODEL_SOURCE directory does not exist"
   fi
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper_data "${args[@]}"
+    mvp::run mvp::helper "${args[@]}"
     return 0
   fi
-  mvp::helper_data "${args[@]}"
+  mvp::helper "${args[@]}"
 }
 
 main "$@"

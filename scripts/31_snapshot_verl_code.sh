@@ -17,12 +17,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 main() {
   mvp::init "$@"
   ((${#MVP_ARGS[@]} == 0)) || mvp::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
-  local -a args=(snapshot --src "$MVP_NODE_VERL_SRC" --code-id "$CODE_ID")
+  local -a args=(snapshot)
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper_data "${args[@]}"
+    mvp::run mvp::helper "${args[@]}"
     return 0
   fi
-  mvp::helper_data "${args[@]}"
+  mvp::helper "${args[@]}"
 }
 
 main "$@"

@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
   mvp::init "$@"
-  mvp::submit cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --model "common/models/$MVP_MODEL_ID"
+  mvp::submit cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --configured-model
 }
 
 main "$@"

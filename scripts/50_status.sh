@@ -23,7 +23,7 @@ main() {
   done
   [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
     mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
-  mvp::helper_host status "${args[@]}"
+  mvp::helper status "${args[@]}"
 }
 
 main "$@"

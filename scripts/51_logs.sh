@@ -21,7 +21,7 @@ main() {
     esac
   done
   ((${#ids[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
-  mvp::helper_host "${args[@]}" "${ids[0]}"
+  mvp::helper "${args[@]}" "${ids[0]}"
 }
 
 main "$@"

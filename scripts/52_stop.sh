@@ -12,10 +12,10 @@ main() {
   MVP_QUIET_CONFIG=1 mvp::init "$@"
   ((${#MVP_ARGS[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper_host stop "${MVP_ARGS[0]}"
+    mvp::run mvp::helper stop "${MVP_ARGS[0]}"
     return 0
   fi
-  mvp::helper_host stop "${MVP_ARGS[0]}"
+  mvp::helper stop "${MVP_ARGS[0]}"
 }
 
 main "$@"

@@ -76,7 +76,7 @@ write_plan() {
 
 run_steps() {
   local s
-  for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do
+  for s in "${MVP_BRINGUP_STEPS[@]}"; do
     step "$s" "$MVP_REPO/scripts/$s.sh" || return 1
   done
   local before after
@@ -130,7 +130,7 @@ main() {
   local regressions=$MVP_HOST_SHARED_DIR/regressions
   if [[ $MVP_DRY_RUN == 1 ]]; then
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
-    echo "  steps: 00_prereq_check 01_up 20_start_head 21_start_workers 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+    echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
     for i in "${JOBS[@]}"; do
       echo "  submit $i: scripts/${SUBMIT[$i]}.sh$([[ $MVP_NIGHTLY_INJECT_FAILURE == "$i" ]] && echo ' --override +mvp_standin.fail_at_step=3'), wait at most ${MVP_JOB_TIMEOUT}s"
     done
@@ -162,8 +162,8 @@ main() {
   write_plan
   local summary rc=0
   # Retention first, so the index written by the judge shows pruned nights as such.
-  mvp::helper_data nightly retention --run-dir "$SHARED_ROOT/regressions/$RUN_ID" --keep "$MVP_NIGHTLY_KEEP" >>"$LOG" || true
-  summary=$(mvp::helper_data nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
+  mvp::helper nightly retention --run-dir "$SHARED_ROOT/regressions/$RUN_ID" --keep "$MVP_NIGHTLY_KEEP" >>"$LOG" || true
+  summary=$(mvp::helper nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"

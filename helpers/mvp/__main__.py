@@ -41,12 +41,6 @@ def cmd_node_ids(args, s):
     return 0
 
 
-def cmd_newest_snapshot(args, s):
-    from . import snapshot
-    print(snapshot.newest(s.shared_root) or "")
-    return 0
-
-
 def module_command(module: str, function: str):
     """A command implemented as MODULE.FUNCTION(args, settings, log), imported
     only when it runs: the submit path must not pay for the others' imports."""
@@ -80,8 +74,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--jobspec-name", default="<stdin>")
     c.add_argument("--ray-config-text")
     c.add_argument("--ray-config-name", default="templates/configs/dev.yaml")
-    c.add_argument("--code-id", default="")
-    c.add_argument("--model", default="", help="model path (relative to shared_root) instead of the JobSpec's")
+    c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
     c.add_argument("--wait", action="store_true")
@@ -107,13 +100,11 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true")
     c.set_defaults(func=module_command("prepare", "main"))
 
-    c = sub.add_parser("snapshot", help="an immutable verl code snapshot")
-    c.add_argument("--code-id", default="")
-    c.add_argument("--src", required=True)
+    c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")
     c.set_defaults(func=module_command("snapshot", "main"))
 
-    c = sub.add_parser("newest-snapshot", help="the newest code snapshot's id")
-    c.set_defaults(func=cmd_newest_snapshot)
+    c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
+    c.set_defaults(func=module_command("layout", "main"))
 
     c = sub.add_parser("nightly", help="nightly regression steps")
     c.add_argument("step", choices=("judge", "retention"))

@@ -84,9 +84,6 @@ class Dashboard:
         except (HTTPError, OSError, ValueError):
             return False
 
-    def version(self) -> dict:
-        return self.get("/api/version")
-
     def nodes(self) -> list:
         return self.get("/api/v0/nodes?limit=1000&detail=true")["data"]["result"]["result"]
 

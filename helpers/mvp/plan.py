@@ -7,6 +7,7 @@ from pathlib import Path
 from . import redact, snapshot
 from .errors import MvpError
 from .jobspec import check_id
+from .layout import Layout
 from .settings import Settings
 
 TRAINER_MODULES = {"ppo": "verl.trainer.main_ppo", "grpo": "verl.trainer.main_ppo", "sft": "verl.trainer.sft_trainer_ray"}
@@ -80,7 +81,7 @@ def _reward_fn(root: Path, spec: dict) -> list:
     if not spec.get("reward_fn_path"):
         return []
     path = _inside(root, spec["reward_fn_path"], "reward_fn_path")
-    user_code = root / "user" / "code"
+    user_code = Layout(root).user_code
     if user_code not in path.parents:
         raise MvpError(f"reward_fn_path: {path} must be under {user_code}")
     if not path.is_file():
@@ -107,7 +108,7 @@ def _merge(overrides: list) -> list:
     return list(merged.values())
 
 
-def build(spec: dict, ray_cfg: dict, settings: Settings, code_id: str = "", extra: tuple = (),
+def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
           submission_id: str = "", spec_name: str = "jobspec") -> Plan:
     from .jobspec import render_override
     workload = spec["workload"]
@@ -116,9 +117,10 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, code_id: str = "", extr
         raise MvpError(f"shared_root: {root} does not exist; mount the shared storage or fix shared_root")
     sid = submission_id or spec.get("submission_id") or new_id(workload)
     check_id(sid, "submission_id")
-    job_dir = root / "jobs" / sid
+    layout = Layout(root)
+    job_dir = layout.job(sid)
 
-    code_id = code_id or os.environ.get("CODE_ID", "")
+    code_id = settings.code_id
     if spec.get("code_path"):
         code_path = _inside(root, spec["code_path"], "code_path", must_exist=False)
     else:
@@ -126,7 +128,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, code_id: str = "", extr
         if not code_id:
             raise MvpError("code_path: no code snapshot exists; run scripts/31_snapshot_verl_code.sh or set code_path")
         check_id(code_id, "CODE_ID")
-        code_path = root / "common" / "code" / "verl" / code_id
+        code_path = layout.snapshot(code_id)
     marker = snapshot.marker_of(code_path)
     if marker is None:
         raise MvpError(f"code_path: {code_path} is not a code snapshot (no mvp_marker.py); "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import fsutil, gsm8k
 from .errors import MvpError
+from .layout import Layout
 
 # Test-only fault injection: stop before the first rename so a test can kill
 # the process mid-write (see tests/integration/data_prepare.bats).
@@ -62,7 +63,7 @@ def _rows_text(manifest: dict) -> str:
 def prepare_data(shared_root: Path, source_setting: str, force: bool, log) -> None:
     import pyarrow as pa
     source_key = source_setting if source_setting in ("hf", "synthetic") else f"dir:{Path(source_setting).resolve()}"
-    rl_dir, sft_dir = shared_root / "datasets" / "gsm8k", shared_root / "datasets" / "gsm8k_sft"
+    rl_dir, sft_dir = Layout(shared_root).gsm8k, Layout(shared_root).gsm8k_sft
     rl_ok = not force and _valid(rl_dir, source_key)
     sft_ok = not force and _valid(sft_dir, source_key)
     if rl_ok:
@@ -100,7 +101,7 @@ def _model_valid(target: Path) -> bool:
 
 
 def prepare_model(shared_root: Path, model_id: str, source: str, log) -> None:
-    target = shared_root / "common" / "models" / model_id
+    target = Layout(shared_root).model(model_id)
     if _model_valid(target):
         log(f"SKIP: model {model_id} ({target} is complete per its MANIFEST.json)")
         return
@@ -130,7 +131,8 @@ def prepare_model(shared_root: Path, model_id: str, source: str, log) -> None:
 
 
 def _download(model_id: str, dest: Path, shared_root: Path) -> None:
-    os.environ.setdefault("HF_HOME", str(shared_root / "hf"))
+    # huggingface_hub reads its cache location from the environment.
+    os.environ.setdefault("HF_HOME", str(Layout(shared_root).hf_home))
     hint = ("put a local copy in MVP_MODEL_SOURCE=<directory>, or set MVP_SKIP_MODEL=1 for runs with the "
             "CPU stand-in")
     try:
@@ -147,10 +149,9 @@ def _download(model_id: str, dest: Path, shared_root: Path) -> None:
 
 def main(args, settings, log) -> int:
     root = settings.shared_root
-    prepare_data(root, os.environ.get("MVP_GSM8K_SOURCE", "hf"), args.force, log)
-    if os.environ.get("MVP_SKIP_MODEL", "0") == "1":
+    prepare_data(root, settings.gsm8k_source, args.force, log)
+    if settings.skip_model:
         log("SKIP: model (MVP_SKIP_MODEL=1)")
         return 0
-    prepare_model(root, os.environ.get("MVP_MODEL_ID", "Qwen/Qwen2.5-0.5B-Instruct"),
-                  os.environ.get("MVP_MODEL_SOURCE", ""), log)
+    prepare_model(root, settings.model_id, settings.model_source, log)
     return 0

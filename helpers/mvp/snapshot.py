@@ -17,6 +17,7 @@ from typing import Optional
 from . import fsutil
 from .errors import MvpError
 from .jobspec import check_id
+from .layout import Layout
 
 EXCLUDED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".pytest_cache", ".mypy_cache", ".tox", ".venv"}
 EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".so", ".o")
@@ -26,7 +27,7 @@ MARKER_LINE = re.compile(r'^MARKER = "([^"]+)"$', re.MULTILINE)
 
 
 def code_root(shared_root: Path) -> Path:
-    return shared_root / "common" / "code" / "verl"
+    return Layout(shared_root).snapshots
 
 
 def marker_of(path: Path) -> Optional[str]:
@@ -147,6 +148,6 @@ def create(src: Path, shared_root: Path, code_id: str, log) -> Path:
 
 
 def main(args, settings, log) -> int:
-    target = create(Path(args.src), settings.shared_root, args.code_id, log)
+    target = create(settings.verl_src, settings.shared_root, settings.code_id, log)
     print(target.name)
     return 0

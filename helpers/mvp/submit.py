@@ -6,6 +6,7 @@ write the same config files; only logs/submit.log says which path was taken."""
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +17,7 @@ from . import bundle, fsutil, jobdir, jobspec, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
+from .layout import Layout
 from .redact import Redactor
 
 DEFAULT_RAY_CONFIG = Path(__file__).resolve().parents[2] / "templates" / "configs" / "dev.yaml"
@@ -78,9 +80,9 @@ def main(args, settings, log) -> int:
     else:
         ray_cfg_text, ray_cfg_name = args.ray_config_text, args.ray_config_name
     ray_cfg = jobspec.parse_ray_config(ray_cfg_text, ray_cfg_name)
-    if args.model:
-        spec["model"] = args.model
-    plan = plan_mod.build(spec, ray_cfg, settings, args.code_id, tuple(args.override), args.submission_id,
+    if args.configured_model:
+        spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
+    plan = plan_mod.build(spec, ray_cfg, settings, tuple(args.override), args.submission_id,
                           args.jobspec_name)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
@@ -111,7 +113,6 @@ def main(args, settings, log) -> int:
             collector.join()
         # Nothing half-made stays behind, unless Ray took the job after all.
         if not _ray_knows(dash, plan.submission_id):
-            import shutil
             shutil.rmtree(job_dir, ignore_errors=True)
         raise
     fsutil.write_text(job_dir / "logs" / "submit.log", "".join([

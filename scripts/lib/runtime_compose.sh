@@ -1,8 +1,37 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # mvp::rt::derive sets settings that config.sh, helper.sh and the scripts read
 # Runtime "compose": the nodes are the containers of docker-compose.yaml and
 # commands run in them through `docker exec`, as the seed's v1.1 does.
 
 MVP_COMPOSE_PROJECT=mvp-v11
+
+# Defaults of the settings whose empty value means "derived": the nodes see
+# the shared directory at /private and the repo at /workspace/mvp.
+mvp::rt::derive() {
+  SHARED_ROOT=${SHARED_ROOT:-/private}
+  MVP_HOST_SHARED_DIR=${MVP_HOST_SHARED_DIR:-$MVP_DEFAULT_SHARED}
+  MVP_HOST_SEES_NODE_FILES=0
+  MVP_HEAD_IP=${MVP_HEAD_IP:-172.28.0.2}
+  MVP_NODE_REPO=/workspace/mvp
+  MVP_NODE_VERL_DIR=/workspace/verl
+  MVP_PYTHON=python3
+  MVP_HOST_PYTHON=python3
+  # Inside the head container the dashboard is 8265; the host reaches it
+  # where docker-compose.yaml publishes it (127.0.0.1 only).
+  MVP_DASHBOARD_URL=http://127.0.0.1:8265
+  MVP_HOST_DASHBOARD_URL=http://127.0.0.1:$MVP_DASHBOARD_PORT
+}
+
+# Each container has its own network namespace: Ray's default ports do not
+# collide, and the dashboard listens on all interfaces inside the head
+# (docker-compose.yaml publishes it on the host's loopback only).
+mvp::rt::ray_start_args() { :; }
+mvp::rt::dashboard_bind() { echo "0.0.0.0 8265"; }
+
+# "IP PORT" lines for the prerequisite check: only the published dashboard.
+mvp::rt::node_ports() {
+  (($1 == 0)) && echo "127.0.0.1 $MVP_DASHBOARD_PORT"
+  return 0
+}
 
 # The settings docker-compose.yaml interpolates.
 mvp::rt::compose() {
@@ -61,7 +90,7 @@ mvp::rt::up() {
     mvp::skip "containers ${MVP_NODES[*]} (already running)"
     return 0
   fi
-  mkdir -p "$MVP_HOST_SHARED_DIR"
+  mvp::run mkdir -p "$MVP_HOST_SHARED_DIR"
   mvp::rt::compose up -d
 }
 

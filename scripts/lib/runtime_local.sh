@@ -1,8 +1,46 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # mvp::rt::derive sets settings that config.sh, helper.sh and the scripts read
 # Runtime "local": each node is a PID + mount + UTS namespace on this host
 # with its own loopback address, its own /tmp/ray and pinned ports. Separate
 # PID namespaces matter: a job driver finds the raylet to join by scanning the
 # processes it can see, so without them every driver would join the head's.
+
+# Defaults of the settings whose empty value means "derived": the nodes see
+# this host's files and venv, so paths are the host's.
+mvp::rt::derive() {
+  SHARED_ROOT=${SHARED_ROOT:-$MVP_DEFAULT_SHARED}
+  MVP_HOST_SHARED_DIR=$SHARED_ROOT
+  MVP_HOST_SEES_NODE_FILES=1
+  MVP_HEAD_IP=${MVP_HEAD_IP:-127.0.0.2}
+  MVP_NODE_REPO=$MVP_REPO
+  MVP_NODE_VERL_DIR=$MVP_VERL_DIR
+  MVP_PYTHON=$MVP_VENV/bin/python
+  MVP_HOST_PYTHON=$MVP_PYTHON
+  MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
+  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
+}
+
+# Nodes share the host's network, so every port a node opens is pinned:
+# node k's at MVP_NODE_PORT_BASE + 1000*k.
+mvp::rt::ray_start_args() {
+  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1))
+  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
+  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
+    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
+    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
+    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))"
+    "--object-store-memory=$MVP_OBJECT_STORE_BYTES")
+}
+
+# "HOST PORT" the head's dashboard binds to.
+mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
+
+# "IP PORT" lines: what node INDEX will listen on, for the prerequisite check.
+mvp::rt::node_ports() {
+  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
+  ip=$(mvp::node_ip "$index")
+  ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
+  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
+}
 
 mvp::rt::node_dir() { echo "$MVP_STATE_DIR/nodes/$1"; }
 

@@ -77,7 +77,7 @@ raylet_pid() {
   before_pids=$(mvp_node_processes | sort)
   before_ids=$(nodes_json | jq -c 'map(.node_id) | sort')
   local s log=$BATS_TEST_TMPDIR/rerun.log
-  for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do
+  for s in "${MVP_BRINGUP_STEPS[@]}"; do
     "$MVP_REPO/scripts/$s.sh" >/dev/null 2>>"$log"
   done
   run grep -c ' SKIP: ' "$log"

@@ -36,9 +36,12 @@ mvp_script() {
   "$MVP_REPO/scripts/$name.sh" "$@" 2>>"${MVP_TEST_LOG:-/dev/null}"
 }
 
+# shellcheck source=../../scripts/lib/steps.sh
+source "$MVP_REPO/scripts/lib/steps.sh"
+
 mvp_cluster_up() {
   local s
-  for s in 00_prereq_check 01_up 20_start_head 21_start_workers; do
+  for s in "${MVP_BRINGUP_STEPS[@]}"; do
     mvp_script "$s" >/dev/null || { cat "$MVP_TEST_LOG" >&3; return 1; }
   done
 }

@@ -1,0 +1,112 @@
+# shellcheck shell=bash disable=SC2034  # the settings set here are read by the other library files and the scripts
+# Configuration. Precedence, lowest first: config/defaults.env (the only list
+# of defaults), the config file (--config, MVP_CONFIG or config/local.env),
+# the environment, the flags. Settings whose empty value means "derived" are
+# filled by mvp::config::derive and the runtime's mvp::rt::derive.
+MVP_SETTINGS_PATTERN='^(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID)$'
+
+# mvp::parse_flags "$@": takes the flags every script has and leaves the
+# others, in order, in MVP_ARGS.
+mvp::parse_flags() {
+  MVP_ARGS=()
+  MVP_FLAG_SETTINGS=()
+  while (($#)); do
+    case $1 in
+      -h|--help) mvp::usage; exit 0 ;;
+      --dry-run) MVP_DRY_RUN=1 ;;
+      --config) (($# > 1)) || mvp::die "--config needs a file"; MVP_FLAG_SETTINGS+=("MVP_CONFIG=$2"); shift ;;
+      --runtime) (($# > 1)) || mvp::die "--runtime needs a runtime name"; MVP_FLAG_SETTINGS+=("MVP_RUNTIME=$2"); shift ;;
+      --shared-root) (($# > 1)) || mvp::die "--shared-root needs a path"; MVP_FLAG_SETTINGS+=("SHARED_ROOT=$2"); shift ;;
+      *) MVP_ARGS+=("$1") ;;
+    esac
+    shift
+  done
+}
+
+mvp::config::source_file() {
+  local file=$1 line
+  [[ -f $file && -r $file ]] || mvp::die "config file $file is missing or unreadable; fix the path in MVP_CONFIG or --config"
+  # Only NAME=value lines: a config file is settings, not a program.
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+    [[ $line =~ ^[A-Z_][A-Z0-9_]*= ]] || mvp::die "$file: '$line' is not a NAME=value line"
+  done <"$file"
+  # shellcheck disable=SC1090  # the file is the user's config, checked above
+  source "$file"
+}
+
+mvp::config::load() {
+  local name
+  local -A from_env=()
+  while IFS= read -r name; do
+    [[ $name =~ $MVP_SETTINGS_PATTERN ]] && from_env[$name]=${!name}
+  done < <(compgen -e)
+
+  mvp::config::source_file "$MVP_REPO/config/defaults.env"
+  local file=${from_env[MVP_CONFIG]:-} setting
+  for setting in "${MVP_FLAG_SETTINGS[@]}"; do [[ $setting == MVP_CONFIG=* ]] && file=${setting#MVP_CONFIG=}; done
+  [[ -z $file && -f $MVP_REPO/config/local.env ]] && file=$MVP_REPO/config/local.env
+  if [[ -n $file ]]; then
+    mvp::config::source_file "$file"
+    MVP_CONFIG_LOADED=$file
+  else
+    MVP_CONFIG_LOADED="$MVP_REPO/config/defaults.env (no local.env)"
+  fi
+  for name in "${!from_env[@]}"; do printf -v "$name" '%s' "${from_env[$name]}"; done
+  for setting in "${MVP_FLAG_SETTINGS[@]}"; do printf -v "${setting%%=*}" '%s' "${setting#*=}"; done
+  mvp::config::derive
+}
+
+# The runtimes are the files scripts/lib/runtime_<name>.sh.
+mvp::config::runtimes() {
+  local f names=()
+  for f in "$MVP_REPO"/scripts/lib/runtime_*.sh; do f=${f##*/runtime_}; names+=("${f%.sh}"); done
+  echo "${names[*]}"
+}
+
+# Fills the settings whose empty value means "derived" and checks the rest.
+mvp::config::derive() {
+  [[ $MVP_RUNTIME =~ ^[a-z]+$ && -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
+    mvp::die "MVP_RUNTIME='$MVP_RUNTIME' is not a runtime; set it to one of: $(mvp::config::runtimes)"
+  [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
+  [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
+  MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
+  MVP_STATE_DIR=${MVP_STATE_DIR:-$MVP_REPO/.mvp/state}
+  MVP_VERL_DIR=${MVP_VERL_DIR:-$MVP_REPO/verl}
+  MVP_VENV=$MVP_REPO/.venv
+  # shellcheck source=runtime_local.sh
+  source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
+  mvp::rt::derive
+  [[ $SHARED_ROOT == /* ]] || mvp::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
+  [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
+  if [[ -z $MVP_WORKER_IPS ]]; then
+    local prefix=${MVP_HEAD_IP%.*} last=${MVP_HEAD_IP##*.} i
+    for ((i = 1; i <= MVP_WORKERS; i++)); do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$prefix.$((last + i))"; done
+  fi
+  read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
+  ((${#MVP_WORKER_IP_LIST[@]} == MVP_WORKERS)) ||
+    mvp::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
+  # The source tree to snapshot, as the head node sees it.
+  local src=${MVP_VERL_SRC:-}
+  if [[ -z $src ]]; then
+    MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR
+  elif [[ $src == /* ]]; then
+    MVP_NODE_VERL_SRC=$src
+  else
+    MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src
+  fi
+  MVP_HEAD_NODE=mvp11-ray-head
+  MVP_NODES=("$MVP_HEAD_NODE")
+  local i
+  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+}
+
+# mvp::layout NAME: the host's path of the shared-root directory NAME, from
+# shared-layout.txt (generated from helpers/mvp/layout.py).
+mvp::layout() {
+  local name rel _
+  while read -r name rel _; do
+    [[ $name == "$1" ]] && { echo "$MVP_HOST_SHARED_DIR/$rel"; return 0; }
+  done <"$MVP_REPO/shared-layout.txt"
+  mvp::die "shared-layout.txt names no directory '$1'"
+}

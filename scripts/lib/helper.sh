@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# The bridge to the Python helper (python -m mvp): which settings it gets and
+# where each of its commands runs.
+
+# Settings the Python helper reads (helpers/mvp/settings.py), as the node
+# that runs it sees them. Every one is passed; the helper has no defaults.
+mvp::helper_env() {
+  local -a env=(
+    "SHARED_ROOT=$SHARED_ROOT" "MVP_RUNTIME=$MVP_RUNTIME"
+    "MVP_DASHBOARD_URL=$MVP_DASHBOARD_URL" "MVP_HEAD_IP=$MVP_HEAD_IP" "MVP_WORKER_IPS=$MVP_WORKER_IPS"
+    "MVP_WORKERS=$MVP_WORKERS" "MVP_GPUS_PER_WORKER=$MVP_GPUS_PER_WORKER"
+    "MVP_JOB_TIMEOUT=$MVP_JOB_TIMEOUT" "MVP_NODES_TIMEOUT=$MVP_NODES_TIMEOUT"
+    "CODE_ID=$CODE_ID" "MVP_VERL_SRC=$MVP_NODE_VERL_SRC"
+    "MVP_GSM8K_SOURCE=$MVP_GSM8K_SOURCE" "MVP_MODEL_ID=$MVP_MODEL_ID"
+    "MVP_MODEL_SOURCE=$MVP_MODEL_SOURCE" "MVP_SKIP_MODEL=$MVP_SKIP_MODEL"
+    "MVP_NIGHTLY_KEEP=$MVP_NIGHTLY_KEEP" "MVP_HEAD_NODE=$MVP_HEAD_NODE"
+    "MVP_DRY_RUN=$MVP_DRY_RUN" "PYTHONPATH=$MVP_NODE_REPO/helpers"
+  )
+  printf '%s\0' "${env[@]}"
+}
+
+# mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
+# command belongs. The one rule:
+# - host: commands that only speak HTTP to the dashboard and read the shared
+#   root (status, cluster-wait, node-ids, logs, stop) run on this host with
+#   the standard library, so they work while the head is down;
+# - data: commands that need pyarrow/PyYAML (prepare, snapshot, nightly) run
+#   on this host when the runtime's nodes see this host's files and venv
+#   (MVP_HOST_SEES_NODE_FILES=1, local), else on the head;
+# - head: everything else (submit, wait) runs on the head: jobs are
+#   submitted from the head, as the seed requires.
+mvp::helper() {
+  local place=head
+  case $1 in
+    status|cluster-wait|node-ids|logs|stop) place=host ;;
+    prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
+  esac
+  local -a env=()
+  mapfile -d '' env < <(mvp::helper_env)
+  if [[ $place == host ]]; then
+    env "${env[@]}" "SHARED_ROOT=$MVP_HOST_SHARED_DIR" "MVP_DASHBOARD_URL=$MVP_HOST_DASHBOARD_URL" \
+      "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@"
+  else
+    mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@"
+  fi
+}

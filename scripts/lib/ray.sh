@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# Ray on the nodes: `ray start` arguments, addresses, and what runs where.
+
+# mvp::ray_start_args INDEX: the `ray start` words of node INDEX (0 = head)
+# in MVP_RAY_ARGS; the runtime adds what it needs (mvp::rt::ray_start_args).
+mvp::ray_start_args() {
+  local index=$1
+  MVP_RAY_ARGS=(ray start --disable-usage-stats)
+  if ((index == 0)); then
+    local dashboard_host dashboard_port
+    read -r dashboard_host dashboard_port < <(mvp::rt::dashboard_bind)
+    MVP_RAY_ARGS+=(--head --num-cpus=0 --num-gpus=0 "--node-ip-address=$MVP_HEAD_IP" "--port=$MVP_GCS_PORT"
+      "--dashboard-host=$dashboard_host" "--dashboard-port=$dashboard_port" "--ray-client-server-port=$MVP_CLIENT_PORT")
+  else
+    MVP_RAY_ARGS+=("--address=$MVP_HEAD_IP:$MVP_GCS_PORT" "--node-ip-address=$(mvp::node_ip "$index")"
+      "--num-gpus=$MVP_GPUS_PER_WORKER" '--resources={"worker_node": 100}')
+  fi
+  mvp::rt::ray_start_args "$index"
+}
+
+mvp::node_ip() {
+  local index=$1
+  if ((index == 0)); then echo "$MVP_HEAD_IP"; else echo "${MVP_WORKER_IP_LIST[$((index - 1))]}"; fi
+}
+
+# Is Ray's raylet (and, on the head, the GCS) running inside the node?
+mvp::ray_running_in() {
+  local node=$1
+  mvp::rt::exec "$node" pgrep -x raylet >/dev/null 2>&1 || return 1
+  [[ $node != "$MVP_HEAD_NODE" ]] || mvp::rt::exec "$node" pgrep -x gcs_server >/dev/null 2>&1
+}
+
+# Processes of an earlier Ray inside the node (a head or worker that died
+# half-way), which would hold its ports. Checked first: `ray stop` costs a
+# second of Python start-up.
+mvp::ray_leftovers_in() {
+  mvp::rt::exec "$1" pgrep -f '/ray/(core|dashboard|_private|autoscaler|util)/' >/dev/null 2>&1
+}
+
+# mvp::ray_start NODE INDEX: `ray start` inside NODE, after stopping what an
+# earlier Ray left there (only inside that node: its own namespace).
+mvp::ray_start() {
+  local node=$1 index=$2
+  mvp::ray_start_args "$index"
+  if mvp::ray_leftovers_in "$node"; then
+    mvp::log "stopping what is left of an earlier Ray in $node"
+    mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
+  fi
+  mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
+}

@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# Submitting a JobSpec (40-44).
+
+# mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
+# the job directory and submits from the head (an empty RAY_CONFIG is
+# templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
+# instead of the JobSpec's). Takes --wait and --override KEY=VALUE from
+# MVP_ARGS; prints the submission id last on stdout.
+mvp::submit() {
+  local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
+  local -a args=(submit --via "$via") rest=()
+  set -- "$@" "${MVP_ARGS[@]}"
+  while (($#)); do
+    case $1 in
+      --wait) args+=(--wait) ;;
+      --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
+      --configured-model) args+=(--configured-model) ;;
+      -*) mvp::die "unknown option '$1'; see --help" ;;
+      *) rest+=("$1") ;;
+    esac
+    shift
+  done
+  ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
+  for arg in "$spec" "$cfg"; do
+    [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
+  done
+  args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")")
+  args+=(--ray-config-name "$cfg" --ray-config-text "$(<"$cfg")")
+  [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
+  mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
+  mvp::helper "${args[@]}"
+}
