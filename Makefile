@@ -57,3 +57,4 @@ bench: setup
 	bench/bringup.sh
 	bench/submit.sh
 	bench/prepare_data.sh
+	bench/status.sh

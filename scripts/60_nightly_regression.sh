@@ -36,21 +36,6 @@ select_jobs() {
   done
 }
 
-# The manifest hashes that show whether 30 rebuilt anything.
-input_manifests() {
-  local name file
-  local -A files=([gsm8k]=datasets/gsm8k [gsm8k_sft]=datasets/gsm8k_sft)
-  [[ $MVP_SKIP_MODEL == 1 ]] || files[model]=common/models/$MVP_MODEL_ID
-  printf '{'
-  local sep=""
-  for name in "${!files[@]}"; do
-    file=$MVP_HOST_SHARED_DIR/${files[$name]}/MANIFEST.json
-    printf '%s"%s":%s' "$sep" "$name" "$( [[ -f $file ]] && sha256sum <"$file" | cut -d' ' -f1 | jq -R . || echo null)"
-    sep=,
-  done
-  printf '}'
-}
-
 # step NAME CMD...: one step of the night; its output goes to the night's log.
 step() {
   local name=$1; shift
@@ -62,50 +47,29 @@ step() {
   fi
 }
 
-write_plan() {
-  local workers
-  workers=$(printf '%s\n' "${MVP_WORKER_IP_LIST[@]}" | jq -R . | jq -sc .)
-  jq -n --arg run "$RUN_ID" --arg started "$STARTED" --arg code "${CODE_USED:-}" --arg failed "${FAILED_STEP:-}" \
-    --arg head "$MVP_HEAD_NODE" --argjson workers "$workers" --argjson jobs "$JOBS_JSON" \
-    --argjson prepare "$PREPARE_JSON" --argjson timeout "$MVP_JOB_TIMEOUT" \
-    '{run_id: $run, started_at: $started, code_id: $code, failed_step: (if $failed == "" then null else $failed end),
-      head_node_name: $head, worker_ips: $workers, jobs: $jobs, prepare: $prepare, job_timeout_s: $timeout}' \
-    >"$RUN_DIR/plan.json.tmp"
-  mv "$RUN_DIR/plan.json.tmp" "$RUN_DIR/plan.json"
-}
-
 run_steps() {
   local s
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
     step "$s" "$MVP_REPO/scripts/$s.sh" || return 1
   done
-  local before after
-  before=$(input_manifests)
+  mvp::helper nightly inputs --run-dir "$RUN_DIR_NODE" --phase before
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
-  after=$(input_manifests)
-  PREPARE_JSON=$(jq -cn --argjson b "$before" --argjson a "$after" '$a | with_entries({key, value: {before: $b[.key], after: .value}})')
+  mvp::helper nightly inputs --run-dir "$RUN_DIR_NODE" --phase after
   mvp::log "step 31_snapshot_verl_code"
   CODE_USED=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" | tail -n 1) || { FAILED_STEP=31_snapshot_verl_code; return 1; }
   export CODE_ID=$CODE_USED
 
-  local job out id err
-  declare -gA IDS=()
+  local job out id
   for job in "${JOBS[@]}"; do
     local -a extra=()
     [[ $MVP_NIGHTLY_INJECT_FAILURE == "$job" ]] && extra=(--override +mvp_standin.fail_at_step=3)
     mvp::log "submitting $job (${SUBMIT[$job]}.sh ${extra[*]})"
-    err=""
-    if out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" "${extra[@]}"); then
-      id=$(tail -n 1 <<<"$out")
-    else
-      id="" err="${SUBMIT[$job]}.sh failed; see $LOG"
-    fi
+    id=""
+    if out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" "${extra[@]}"); then id=$(tail -n 1 <<<"$out"); fi
     IDS[$job]=$id
-    JOBS_JSON=$(jq -c --arg n "$job" --arg id "$id" --arg err "$err" \
-      '. + [{name: $n, submission_id: (if $id == "" then null else $id end), error: $err}]' <<<"$JOBS_JSON")
   done
   for job in "${JOBS[@]}"; do
-    [[ -n ${IDS[$job]} ]] || continue
+    [[ -n ${IDS[$job]:-} ]] || continue
     mvp::log "waiting for $job (${IDS[$job]}, at most ${MVP_JOB_TIMEOUT}s)"
     mvp::helper wait "${IDS[$job]}" --timeout "$MVP_JOB_TIMEOUT" >>"$LOG" || true
   done
@@ -127,7 +91,8 @@ main() {
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
 
   RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
-  local regressions=$MVP_HOST_SHARED_DIR/regressions
+  local regressions
+  regressions=$(mvp::layout regressions)
   if [[ $MVP_DRY_RUN == 1 ]]; then
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
@@ -157,13 +122,18 @@ main() {
   # Everything the steps say goes to the night's log; to the terminal too when there is one.
   if [[ -t 2 ]]; then exec 2> >(tee -a "$LOG" >&2); else exec 2>>"$LOG"; fi
   mvp::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_INJECT_FAILURE:+, injected failure in $MVP_NIGHTLY_INJECT_FAILURE}"
-  JOBS_JSON='[]' PREPARE_JSON='{}' FAILED_STEP="" CODE_USED=""
+  FAILED_STEP="" CODE_USED=""
+  declare -gA IDS=()
+  # The run directory as the node that runs the helper sees it.
+  RUN_DIR_NODE=$SHARED_ROOT/${RUN_DIR#"$MVP_HOST_SHARED_DIR"/}
   run_steps || true
-  write_plan
-  local summary rc=0
+  local summary rc=0 job
+  local -a judged=()
+  for job in "${JOBS[@]}"; do judged+=(--job "$job=${IDS[$job]:-}"); done
   # Retention first, so the index written by the judge shows pruned nights as such.
-  mvp::helper nightly retention --run-dir "$SHARED_ROOT/regressions/$RUN_ID" --keep "$MVP_NIGHTLY_KEEP" >>"$LOG" || true
-  summary=$(mvp::helper nightly judge --run-dir "$SHARED_ROOT/regressions/$RUN_ID") || rc=$?
+  mvp::helper nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
+  summary=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
+    --failed-step "$FAILED_STEP" "${judged[@]}") || rc=$?
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"

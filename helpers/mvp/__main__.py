@@ -6,47 +6,12 @@ from . import settings as settings_mod
 from .errors import MvpError
 
 
-def _stderr(marker: str, message: str) -> None:
-    from datetime import datetime, timezone
-    print(f"{datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')} {marker} {message}", file=sys.stderr, flush=True)
-
-
-def log(message: str) -> None:
-    """A step being taken (as mvp::log in bash), or a "SKIP: ..." line (as mvp::skip)."""
-    if message.startswith("SKIP: "):
-        _stderr("SKIP:", message[len("SKIP: "):])
-    else:
-        _stderr("----->", message)
-
-
-def info(message: str) -> None:
-    """A fact found (as mvp::info in bash)."""
-    _stderr("      ", message)
-
-
-def cmd_cluster_wait(args, s):
-    from . import cluster
-    from .dashboard import Dashboard
-    result = cluster.wait(s, Dashboard(s.dashboard_url, timeout=5), head_only=args.head,
-                          replaced=args.replaced.split(","), timeout=args.timeout)
-    what = "head" if args.head else f"head + {len(result['workers'])} workers"
-    info(f"cluster: {what} registered")
-    return 0
-
-
-def cmd_node_ids(args, s):
-    from . import cluster
-    from .dashboard import Dashboard
-    print(",".join(cluster.node_ids_at(Dashboard(s.dashboard_url, timeout=5), args.ips)))
-    return 0
-
-
 def module_command(module: str, function: str):
-    """A command implemented as MODULE.FUNCTION(args, settings, log), imported
-    only when it runs: the submit path must not pay for the others' imports."""
+    """A command implemented as MODULE.FUNCTION(args, settings), imported only
+    when it runs: the submit path must not pay for the others' imports."""
     def run(args, s):
         import importlib
-        return getattr(importlib.import_module(f"mvp.{module}"), function)(args, s, log)
+        return getattr(importlib.import_module(f"mvp.{module}"), function)(args, s)
     return run
 
 
@@ -62,18 +27,18 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--head", action="store_true", help="only the head")
     c.add_argument("--replaced", default="", help="comma list of node ids that must be gone")
     c.add_argument("--timeout", type=float)
-    c.set_defaults(func=cmd_cluster_wait)
+    c.set_defaults(func=module_command("cluster", "wait_main"))
 
     c = sub.add_parser("node-ids", help="alive node ids at these addresses")
     c.add_argument("ips", nargs="*")
-    c.set_defaults(func=cmd_node_ids)
+    c.set_defaults(func=module_command("cluster", "node_ids_main"))
 
     c = sub.add_parser("submit", help="validate a JobSpec, create its job directory, submit it")
     c.add_argument("--via", choices=("cli", "sdk"), required=True)
     c.add_argument("--jobspec-text", required=True)
-    c.add_argument("--jobspec-name", default="<stdin>")
-    c.add_argument("--ray-config-text")
-    c.add_argument("--ray-config-name", default="templates/configs/dev.yaml")
+    c.add_argument("--jobspec-name", required=True)
+    c.add_argument("--ray-config-text", required=True)
+    c.add_argument("--ray-config-name", required=True)
     c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
@@ -107,9 +72,13 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=module_command("layout", "main"))
 
     c = sub.add_parser("nightly", help="nightly regression steps")
-    c.add_argument("step", choices=("judge", "retention"))
+    c.add_argument("step", choices=("inputs", "retention", "judge"))
     c.add_argument("--run-dir", required=True)
-    c.add_argument("--keep", type=int, default=14)
+    c.add_argument("--phase", choices=("before", "after"), help="inputs: before or after step 30")
+    c.add_argument("--started", default="", help="judge: when the night started")
+    c.add_argument("--code-id", default="", help="judge: the code snapshot the jobs ran")
+    c.add_argument("--failed-step", default="", help="judge: the step that failed before the jobs ran")
+    c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
     c.set_defaults(func=module_command("nightly.main", "main"))
     return p
 

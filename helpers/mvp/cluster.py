@@ -90,3 +90,19 @@ def node_ids_at(dash: Dashboard, ips: Iterable[str]) -> list:
     if not dash.alive():
         return []
     return [n["node_id"] for n in dash.nodes() if n["state"] == "ALIVE" and n["node_ip"] in ips]
+
+
+def wait_main(args, settings: Settings) -> int:
+    """`cluster-wait`: until the head (or every node) registered."""
+    from . import log
+    result = wait(settings, Dashboard(settings.dashboard_url, timeout=5), head_only=args.head,
+                  replaced=args.replaced.split(","), timeout=args.timeout)
+    what = "head" if args.head else f"head + {len(result['workers'])} workers"
+    log.info(f"cluster: {what} registered")
+    return 0
+
+
+def node_ids_main(args, settings: Settings) -> int:
+    """`node-ids`: the alive node ids at these addresses, comma separated."""
+    print(",".join(node_ids_at(Dashboard(settings.dashboard_url, timeout=5), args.ips)))
+    return 0

@@ -38,6 +38,22 @@ def read_json(path: Path, default: Any = None) -> Any:
         return default
 
 
+def read_json_lines(path: Path) -> list:
+    """The JSON objects of a JSON-lines file; a missing file or a torn last
+    line (a writer killed mid-line) reads as what was complete."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

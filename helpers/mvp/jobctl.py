@@ -2,7 +2,7 @@
 import sys
 import time
 
-from . import jobdir
+from . import jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .redact import Redactor
@@ -10,21 +10,16 @@ from .redact import Redactor
 FOLLOW_POLL_S = 1.0
 
 
-def _job(dash: Dashboard, sid: str) -> dict:
-    """The job's details now (poll with no time to wait)."""
-    return jobdir.poll(dash, sid, 0)
-
-
-def wait_main(args, settings, log) -> int:
+def wait_main(args, settings) -> int:
     dash = Dashboard(settings.dashboard_url)
-    _job(dash, args.submission_id)
-    result = jobdir.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
-                         args.timeout or settings.job_timeout, log)
-    log(f"job {args.submission_id} ended {result['status']}")
+    jobwait.now(dash, args.submission_id)
+    result = jobwait.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
+                          args.timeout or settings.job_timeout)
+    log.info(f"job {args.submission_id} ended {result['status']}")
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
 
 
-def logs_main(args, settings, log) -> int:
+def logs_main(args, settings) -> int:
     sid = args.submission_id
     jd = settings.jobs_dir / sid
     dash = Dashboard(settings.dashboard_url)
@@ -32,7 +27,7 @@ def logs_main(args, settings, log) -> int:
     job = dash.job(sid) if dash.alive() else None
     if job is None:
         if archived.is_file():
-            log(f"job {sid}: Ray does not know it (any more); showing the archived driver log")
+            log.info(f"job {sid}: Ray does not know it (any more); showing the archived driver log")
             sys.stdout.write(archived.read_text(encoding="utf-8"))
             return 0
         raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
@@ -46,28 +41,25 @@ def logs_main(args, settings, log) -> int:
         if not args.follow or job["status"] in TERMINAL:
             break
         time.sleep(FOLLOW_POLL_S)
-        job = _job(dash, sid)
+        job = jobwait.now(dash, sid)
     if args.follow:
         # One more read: lines printed between the last read and the end.
         text = dash.job_logs(sid)
         sys.stdout.write(redactor.text(text[shown:]))
-        log(f"job {sid} ended {job['status']}")
-    jobdir.finalize_if_ended(jd, dash, sid, job)
+        log.info(f"job {sid} ended {job['status']}")
+    jobdir.finalize_if_ended(jd, dash, sid, job, settings.dry_run)
     return 0
 
 
-def stop_main(args, settings, log) -> int:
+def stop_main(args, settings) -> int:
     sid = args.submission_id
     dash = Dashboard(settings.dashboard_url)
-    job = _job(dash, sid)
+    job = jobwait.now(dash, sid)
     if job["status"] in TERMINAL:
-        log(f"SKIP: stopping {sid} (it already ended {job['status']})")
+        log.skip(f"stopping {sid} (it already ended {job['status']})")
     else:
-        log(f"stopping {sid} ({job['status']})")
-        dash.stop_job(sid)
-        job = jobdir.poll(dash, sid, jobdir.STOP_GRACE_S)
-        if job["status"] not in TERMINAL:
-            raise MvpError(f"job {sid} is still {job['status']} {jobdir.STOP_GRACE_S}s after the stop request")
-        log(f"job {sid} is {job['status']}")
-    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job)
+        log.step(f"stopping {sid} ({job['status']})")
+        job = jobwait.stop(dash, sid)
+        log.info(f"job {sid} is {job['status']}")
+    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings.dry_run)
     return 0

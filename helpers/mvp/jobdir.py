@@ -1,16 +1,18 @@
 """The job directory <shared_root>/jobs/<submission id>/: claimed once, never
-reused; config/ at submission, logs/, debug/ and result.json when the job ends."""
+reused; config/ at submission, logs/, debug/ and result.json when the job
+ends. jobs/.index lists every claimed directory with its submission time, so
+a listing reads the newest few directories, not all of them."""
+import fcntl
 import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 from . import bundle, fsutil
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .redact import Redactor
-from .settings import Settings
 
 SUBDIRS = ("config", "logs", "checkpoints", "debug")
 
@@ -26,14 +28,49 @@ def claim(job: Path) -> Path:
                        "leave submission_id empty to get a new one") from None
     for sub in SUBDIRS:
         (job / sub).mkdir()
+    _index_add(job.parent, job.name)
     return job
 
 
-def job_dirs(settings: Settings) -> Iterable[Path]:
-    if settings.jobs_dir.is_dir():
-        for p in settings.jobs_dir.iterdir():
-            if p.is_dir() and not p.name.startswith("."):
-                yield p
+INDEX = ".index"
+
+
+def _index_add(jobs: Path, submission_id: str) -> None:
+    """One "<ms> <id>" line per claimed directory, appended under a lock
+    (O_APPEND alone is not atomic on NFS)."""
+    line = f"{int(time.time() * 1000)} {submission_id}\n".encode()
+    fd = os.open(jobs / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def newest(jobs: Path, limit: int) -> list:
+    """(submitted_at_ms, id) of the newest `limit` job directories, newest
+    first. Directories the index does not list (made before it existed) are
+    dated by their config/ directory, written once at submission."""
+    names = {e.name for e in os.scandir(jobs) if not e.name.startswith(".") and e.is_dir()} if jobs.is_dir() else set()
+    when = {}
+    try:
+        with open(jobs / INDEX, encoding="utf-8") as f:
+            for line in f:
+                ms, _, sid = line.rstrip("\n").partition(" ")
+                if sid in names:
+                    when[sid] = int(ms)
+    except (OSError, ValueError):
+        pass
+    for sid in names - when.keys():
+        try:
+            when[sid] = int(os.stat(jobs / sid / "config").st_mtime * 1000)
+        except OSError:
+            when[sid] = 0
+    return sorted(((ms, sid) for sid, ms in when.items()), reverse=True)[:limit]
+
+
+def count(jobs: Path) -> int:
+    return sum(1 for e in os.scandir(jobs) if not e.name.startswith(".") and e.is_dir()) if jobs.is_dir() else 0
 
 
 def _iso(ms) -> Optional[str]:
@@ -45,13 +82,6 @@ def driver_location(job: dict, node_ips: dict, head_ids: set) -> dict:
     ip = (job.get("driver_info") or {}).get("node_ip_address") or node_ips.get(node_id)
     return {"driver_node_ip": ip, "driver_node_id": node_id,
             "driver_on_head": (node_id in head_ids) if node_id else None}
-
-
-def summary_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
-    s = {"submission_id": job.get("submission_id"), "status": job.get("status"),
-         "start_time": job.get("start_time"), "end_time": job.get("end_time"), "source": "ray"}
-    s.update(driver_location(job, node_ips, head_ids))
-    return s
 
 
 def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False) -> dict:
@@ -82,63 +112,12 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     return result
 
 
-def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict) -> None:
+def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, dry_run: bool) -> None:
     """For jobs submitted without --wait: the first status call after they end archives them."""
-    if os.environ.get("MVP_DRY_RUN") == "1":
+    if dry_run:
         return
     if job.get("status") in TERMINAL and (jd / "config").is_dir() and not (jd / "result.json").exists():
         try:
             finalize(jd, dash, submission_id, job)
         except OSError:
             pass  # read-only view of the share: archiving is left to a writer
-
-
-STOP_GRACE_S = 60
-
-
-def poll(dash: Dashboard, submission_id: str, seconds: float, on_status=None) -> dict:
-    """The job's details once it has ended, or the last ones seen when
-    `seconds` pass first. on_status(status) is called on every change."""
-    deadline = time.monotonic() + seconds
-    last = None
-    while True:
-        job = dash.job(submission_id)
-        if job is None:
-            raise MvpError(f"Ray does not know job {submission_id}; see scripts/50_status.sh for the jobs it knows")
-        if on_status and job["status"] != last:
-            on_status(job["status"])
-        last = job["status"]
-        if job["status"] in TERMINAL or time.monotonic() > deadline:
-            return job
-        time.sleep(0.5)
-
-
-def wait(jd: Path, dash: Dashboard, submission_id: str, timeout: float, log) -> dict:
-    """Waits for the job to end, stopping it when the deadline passes; archives it."""
-    job = poll(dash, submission_id, timeout, lambda status: log(f"job {submission_id}: {status}"))
-    if job["status"] in TERMINAL:
-        return finalize(jd, dash, submission_id, job)
-    log(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
-    dash.stop_job(submission_id)
-    job = poll(dash, submission_id, STOP_GRACE_S)
-    return finalize(jd, dash, submission_id, job, timed_out=True)
-
-
-def recent_jobs(settings: Settings, live: dict, limit: int) -> list:
-    """Jobs Ray knows merged with the archive, newest first, so history
-    survives a cluster restart."""
-    rows = dict(live)
-    for jd in job_dirs(settings):
-        spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
-        result = fsutil.read_json(jd / "result.json")
-        row = rows.setdefault(jd.name, {"submission_id": jd.name, "source": "archive"})
-        row["workload"] = (spec.get("resolved") or {}).get("workload")
-        if result:
-            for key in ("status", "driver_node_ip", "driver_node_id", "driver_on_head"):
-                row.setdefault(key, result.get(key))
-            row.setdefault("start_time", result.get("start_time_ms"))
-            if row.get("status") is None:
-                row["status"] = result.get("status")
-        row.setdefault("start_time", int(os.stat(jd).st_mtime * 1000))
-    ordered = sorted(rows.values(), key=lambda r: r.get("start_time") or 0, reverse=True)
-    return ordered[:limit]

@@ -105,7 +105,8 @@ def check_env_vars(env: dict, where: str) -> dict:
     return out
 
 
-def render_override(key: str, value: Any, where: str) -> str:
+def override_text(key: str, value: Any, where: str) -> str:
+    """The Hydra text of one override's value, after checking its key."""
     if not isinstance(key, str) or not OVERRIDE_KEY.match(key):
         raise MvpError(f"{where}: '{key}' is not a Hydra key (dotted names, optional leading +)")
     if isinstance(value, bool):
@@ -116,7 +117,15 @@ def render_override(key: str, value: Any, where: str) -> str:
         text = str(value)
     else:
         raise MvpError(f"{where}.{key}: write lists and mappings as a Hydra string, e.g. \"['console']\"")
-    return f"{key}={text}"
+    return text
+
+
+def parse_override_arg(item: str) -> tuple:
+    """--override KEY=VALUE as (key, value text)."""
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise MvpError(f"--override '{item}': expected key=value")
+    return key, override_text(key, value, "--override")
 
 
 def parse_jobspec(text: str, name: str) -> dict:
@@ -135,8 +144,8 @@ def parse_jobspec(text: str, name: str) -> dict:
     check_fields(spec.get("resources"), RESOURCE_FIELDS, f"{name}.resources")
     check_resources(spec.get("resources") or {}, f"{name}.resources")
     spec["env_vars"] = check_env_vars(spec.get("env_vars"), f"{name}.env_vars")
-    for key, value in (spec.get("trainer_overrides") or {}).items():
-        render_override(key, value, f"{name}.trainer_overrides")
+    spec["trainer_overrides"] = {key: override_text(key, value, f"{name}.trainer_overrides")
+                                 for key, value in (spec.get("trainer_overrides") or {}).items()}
     return spec
 
 

@@ -38,7 +38,8 @@ def main() -> int:
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)
     precheck()
-    argv = [sys.executable, "-m", resolved["trainer_module"], *resolved["trainer_overrides"]]
+    overrides = [f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
+    argv = [sys.executable, "-m", resolved["trainer_module"], *overrides]
     print(f"MVP_TRAINER={resolved['trainer_module']} ({len(resolved['trainer_overrides'])} overrides)", flush=True)
     os.execv(sys.executable, argv)
 

@@ -64,6 +64,6 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(args, settings, log) -> int:
+def main(args, settings) -> int:
     print(render(), end="")
     return 0

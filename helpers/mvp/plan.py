@@ -77,9 +77,9 @@ def _safe_for_shell(p: Path, what: str) -> None:
         raise MvpError(f"{what} {p} contains {''.join(sorted(bad))!r}, which a shell would re-parse; use another path")
 
 
-def _reward_fn(root: Path, spec: dict) -> list:
+def _reward_fn(root: Path, spec: dict) -> dict:
     if not spec.get("reward_fn_path"):
-        return []
+        return {}
     path = _inside(root, spec["reward_fn_path"], "reward_fn_path")
     user_code = Layout(root).user_code
     if user_code not in path.parents:
@@ -95,22 +95,21 @@ def _reward_fn(root: Path, spec: dict) -> list:
     names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if name not in names:
         raise MvpError(f"reward_fn_name: {path} defines no function '{name}' (it has: {', '.join(sorted(names)) or 'none'})")
-    return [f"custom_reward_function.path={path}", f"custom_reward_function.name={name}"]
+    return {"custom_reward_function.path": str(path), "custom_reward_function.name": name}
 
 
-def _merge(overrides: list) -> list:
-    """Later key=value pairs replace earlier ones with the same key (+ aside)."""
-    merged = {}
-    for item in overrides:
-        key = item.split("=", 1)[0].lstrip("+")
-        merged.pop(key, None)
-        merged[key] = item
-    return list(merged.values())
+def set_override(overrides: dict, key: str, value: str) -> None:
+    """Sets key=value, replacing an earlier value of the same key (with or
+    without Hydra's leading +); overrides keep their order."""
+    bare = key.lstrip("+")
+    for old in [k for k in overrides if k.lstrip("+") == bare]:
+        del overrides[old]
+    overrides[key] = value
 
 
 def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
-          submission_id: str = "", spec_name: str = "jobspec") -> Plan:
-    from .jobspec import render_override
+          submission_id: str = "") -> Plan:
+    """`extra`: (key, value) pairs from --override, after the JobSpec's own."""
     workload = spec["workload"]
     root = Path(os.path.normpath(spec.get("shared_root") or settings.shared_root))
     if not root.is_dir():
@@ -150,31 +149,27 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
 
     n_gpus = settings.gpus_per_worker
-    defaults = [
-        f"trainer.default_local_dir={job_dir / 'checkpoints'}",
-        "trainer.save_freq=10", "trainer.total_epochs=1",
-        "trainer.project_name=mvp", f"trainer.experiment_name={sid}",
-        "trainer.logger=['console']",
-        f"trainer.nnodes={settings.workers}", f"trainer.n_gpus_per_node={n_gpus}",
-        f"data.train_files={train}",
-    ]
+    overrides = {
+        "trainer.default_local_dir": str(job_dir / "checkpoints"),
+        "trainer.save_freq": "10", "trainer.total_epochs": "1",
+        "trainer.project_name": "mvp", "trainer.experiment_name": sid,
+        "trainer.logger": "['console']",
+        "trainer.nnodes": str(settings.workers), "trainer.n_gpus_per_node": str(settings.gpus_per_worker),
+        "data.train_files": str(train),
+    }
     if val:
-        defaults.append(f"data.val_files={val}")
+        overrides["data.val_files"] = str(val)
     if workload == "sft":
-        defaults += [f"model.path={model}", "trainer.device=cpu", "data.messages_key=messages"]
+        overrides.update({"model.path": str(model), "trainer.device": "cpu", "data.messages_key": "messages"})
     else:
-        defaults.append(f"actor_rollout_ref.model.path={model}")
+        overrides["actor_rollout_ref.model.path"] = str(model)
         if workload == "ppo":
-            defaults.append(f"critic.model.path={model}")
+            overrides["critic.model.path"] = str(model)
         else:
-            defaults += ["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=5"]
-    defaults += _reward_fn(root, spec)
-    user = [render_override(k, v, f"{spec_name}.trainer_overrides") for k, v in (spec.get("trainer_overrides") or {}).items()]
-    for item in extra:
-        if "=" not in item:
-            raise MvpError(f"--override '{item}': expected key=value")
-        render_override(item.split("=", 1)[0], item.split("=", 1)[1], "--override")
-    overrides = _merge(defaults + user + list(extra))
+            overrides.update({"algorithm.adv_estimator": "grpo", "actor_rollout_ref.rollout.n": "5"})
+    overrides.update(_reward_fn(root, spec))
+    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *extra]:
+        set_override(overrides, key, value)
 
     env = dict((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
     env.update(spec.get("env_vars") or {})

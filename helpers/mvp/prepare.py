@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import fsutil, gsm8k
+from . import fsutil, gsm8k, log
 from .errors import MvpError
 from .layout import Layout
 
@@ -60,16 +60,16 @@ def _rows_text(manifest: dict) -> str:
     return "+".join(str(m["rows"]) for m in manifest["files"].values())
 
 
-def prepare_data(shared_root: Path, source_setting: str, force: bool, log) -> None:
+def prepare_data(shared_root: Path, source_setting: str, force: bool) -> None:
     import pyarrow as pa
     source_key = source_setting if source_setting in ("hf", "synthetic") else f"dir:{Path(source_setting).resolve()}"
     rl_dir, sft_dir = Layout(shared_root).gsm8k, Layout(shared_root).gsm8k_sft
     rl_ok = not force and _valid(rl_dir, source_key)
     sft_ok = not force and _valid(sft_dir, source_key)
     if rl_ok:
-        log(f"SKIP: GSM8K RL parquet ({rl_dir}: manifest and sha256 match, {_rows_text(rl_ok)} rows)")
+        log.skip(f"GSM8K RL parquet ({rl_dir}: manifest and sha256 match, {_rows_text(rl_ok)} rows)")
     if sft_ok:
-        log(f"SKIP: GSM8K SFT parquet ({sft_dir}: manifest and sha256 match, {_rows_text(sft_ok)} rows)")
+        log.skip(f"GSM8K SFT parquet ({sft_dir}: manifest and sha256 match, {_rows_text(sft_ok)} rows)")
     if rl_ok and sft_ok:
         return
     t0 = time.perf_counter()
@@ -79,17 +79,17 @@ def prepare_data(shared_root: Path, source_setting: str, force: bool, log) -> No
         for split in ("train", "test"):
             rows, bad = gsm8k.rl_rows(split, splits[split], data_source)
             if bad:
-                log(f"WARNING: {split}: {len(bad)} answer(s) without a parsable '#### N' left out of the RL "
+                log.warn(f"{split}: {len(bad)} answer(s) without a parsable '#### N' left out of the RL "
                     f"parquet, at index {', '.join(map(str, bad))}")
             unparsable[split] = bad
             tables[f"{split}.parquet"] = pa.Table.from_pylist(rows, schema=gsm8k.rl_schema())
         m = _write_set(rl_dir, tables, source, {"data_source": data_source, "unparsable_index": unparsable})
-        log(f"GSM8K RL parquet: {_rows_text(m)} rows into {rl_dir} ({time.perf_counter() - t0:.2f}s)")
+        log.step(f"GSM8K RL parquet: {_rows_text(m)} rows into {rl_dir} ({time.perf_counter() - t0:.2f}s)")
     if not sft_ok:
         tables = {f"{name}.parquet": pa.Table.from_pylist(gsm8k.sft_rows(splits[split]), schema=gsm8k.sft_schema())
                   for name, split in (("train", "train"), ("val", "test"))}
         m = _write_set(sft_dir, tables, source, {"data_source": data_source})
-        log(f"GSM8K SFT parquet: {_rows_text(m)} rows into {sft_dir} ({time.perf_counter() - t0:.2f}s)")
+        log.step(f"GSM8K SFT parquet: {_rows_text(m)} rows into {sft_dir} ({time.perf_counter() - t0:.2f}s)")
 
 
 def _model_valid(target: Path) -> bool:
@@ -100,10 +100,10 @@ def _model_valid(target: Path) -> bool:
                for rel, size in manifest.get("files", {}).items())
 
 
-def prepare_model(shared_root: Path, model_id: str, source: str, log) -> None:
+def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
     target = Layout(shared_root).model(model_id)
     if _model_valid(target):
-        log(f"SKIP: model {model_id} ({target} is complete per its MANIFEST.json)")
+        log.skip(f"model {model_id} ({target} is complete per its MANIFEST.json)")
         return
     if target.exists():
         raise MvpError(f"model directory {target} exists but is incomplete (no valid MANIFEST.json); "
@@ -127,7 +127,7 @@ def prepare_model(shared_root: Path, model_id: str, source: str, log) -> None:
         os.rename(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log(f"model {model_id}: {len(files)} files into {target}")
+    log.step(f"model {model_id}: {len(files)} files into {target}")
 
 
 def _download(model_id: str, dest: Path, shared_root: Path) -> None:
@@ -147,11 +147,11 @@ def _download(model_id: str, dest: Path, shared_root: Path) -> None:
                        f"({str(exc).splitlines()[0][:200]}); {hint}") from None
 
 
-def main(args, settings, log) -> int:
+def main(args, settings) -> int:
     root = settings.shared_root
-    prepare_data(root, settings.gsm8k_source, args.force, log)
+    prepare_data(root, settings.gsm8k_source, args.force)
     if settings.skip_model:
-        log("SKIP: model (MVP_SKIP_MODEL=1)")
+        log.skip("model (MVP_SKIP_MODEL=1)")
         return 0
-    prepare_model(root, settings.model_id, settings.model_source, log)
+    prepare_model(root, settings.model_id, settings.model_source)
     return 0

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from . import fsutil, log
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -89,7 +89,7 @@ def default_id(src: Path, digest: str, git: dict) -> str:
     return f"src-{digest[:12]}"
 
 
-def create(src: Path, shared_root: Path, code_id: str, log) -> Path:
+def create(src: Path, shared_root: Path, code_id: str) -> Path:
     if not (src / "verl" / "__init__.py").is_file():
         raise MvpError(f"MVP_VERL_SRC: {src} is not a verl source tree (no verl/__init__.py); "
                        "git clone https://github.com/volcengine/verl.git there, or point MVP_VERL_SRC at one")
@@ -102,7 +102,7 @@ def create(src: Path, shared_root: Path, code_id: str, log) -> Path:
     existing = fsutil.read_json(target / MANIFEST)
     if target.exists():
         if existing and existing.get("content_sha256") == digest:
-            log(f"SKIP: code snapshot {code_id} ({target} holds the same content)")
+            log.skip(f"code snapshot {code_id} ({target} holds the same content)")
             return target
         raise MvpError(f"code snapshot {code_id} already exists at {target} with other content; snapshots are "
                        "immutable, pick a new CODE_ID")
@@ -143,11 +143,11 @@ def create(src: Path, shared_root: Path, code_id: str, log) -> Path:
         raise MvpError(f"could not build code snapshot {code_id}: {exc}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log(f"code snapshot {code_id}: {len(files)} files ({copied} copied, {linked} hard-linked from {base_id}) at {target}")
+    log.step(f"code snapshot {code_id}: {len(files)} files ({copied} copied, {linked} hard-linked from {base_id}) at {target}")
     return target
 
 
-def main(args, settings, log) -> int:
-    target = create(settings.verl_src, settings.shared_root, settings.code_id, log)
+def main(args, settings) -> int:
+    target = create(settings.verl_src, settings.shared_root, settings.code_id)
     print(target.name)
     return 0

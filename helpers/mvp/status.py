@@ -5,7 +5,9 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from . import cluster, jobdir
+from pathlib import Path
+
+from . import cluster, fsutil, jobdir
 from .dashboard import Dashboard
 from .settings import Settings
 
@@ -16,6 +18,35 @@ def _fmt_ms(ms) -> str:
     if not ms:
         return "-"
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _row_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
+    row = {"submission_id": job.get("submission_id"), "status": job.get("status"),
+           "start_time": job.get("start_time"), "end_time": job.get("end_time"), "source": "ray"}
+    row.update(jobdir.driver_location(job, node_ips, head_ids))
+    return row
+
+
+def recent_jobs(jobs: Path, live: dict, limit: int) -> list:
+    """The newest `limit` jobs: Ray's merged with the archive, so history
+    survives a cluster restart. Only the archived jobs the listing can show
+    are read (jobdir.newest), however many directories there are."""
+    rows = dict(live)
+    for submitted_ms, sid in jobdir.newest(jobs, limit):
+        jd = jobs / sid
+        spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
+        result = fsutil.read_json(jd / "result.json")
+        row = rows.setdefault(sid, {"submission_id": sid, "source": "archive"})
+        row["workload"] = (spec.get("resolved") or {}).get("workload")
+        if result:
+            for key in ("status", "driver_node_ip", "driver_node_id", "driver_on_head"):
+                row.setdefault(key, result.get(key))
+            row.setdefault("start_time", result.get("start_time_ms"))
+            if row.get("status") is None:
+                row["status"] = result.get("status")
+        row.setdefault("start_time", submitted_ms)
+    ordered = sorted(rows.values(), key=lambda r: r.get("start_time") or 0, reverse=True)
+    return ordered[:limit]
 
 
 def collect(settings: Settings, dash: Dashboard) -> dict:
@@ -32,9 +63,9 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
         for job in dash.jobs():
             sid = job.get("submission_id")
             if sid:
-                live[sid] = jobdir.summary_from_ray(job, ips, head_ids)
-                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job)
-    report["jobs"] = jobdir.recent_jobs(settings, live, RECENT_JOBS)
+                live[sid] = _row_from_ray(job, ips, head_ids)
+                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings.dry_run)
+    report["jobs"] = recent_jobs(settings.jobs_dir, live, RECENT_JOBS)
     root = settings.shared_root
     usage = {"path": str(root)}
     try:
@@ -43,7 +74,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
                      used_bytes=(st.f_blocks - st.f_bfree) * st.f_frsize)
     except OSError as exc:
         usage["error"] = str(exc)
-    usage["job_dirs"] = sum(1 for _ in jobdir.job_dirs(settings))
+    usage["job_dirs"] = jobdir.count(settings.jobs_dir)
     report["shared_root"] = usage
     return report
 
@@ -77,7 +108,7 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-def main(args, settings: Settings, log=None) -> int:
+def main(args, settings: Settings) -> int:
     dash = Dashboard(settings.dashboard_url, timeout=5)
     report = collect(settings, dash)
     if args.json:

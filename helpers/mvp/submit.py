@@ -13,14 +13,13 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bundle, fsutil, jobdir, jobspec, redact
+from . import bundle, fsutil, jobdir, jobspec, jobwait, log, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
 from .layout import Layout
 from .redact import Redactor
 
-DEFAULT_RAY_CONFIG = Path(__file__).resolve().parents[2] / "templates" / "configs" / "dev.yaml"
 SUBMIT_TIMEOUT_S = 120
 
 
@@ -73,22 +72,19 @@ def _config_files(plan, spec: dict, spec_name: str, ray_cfg: dict, ray_cfg_name:
     }
 
 
-def main(args, settings, log) -> int:
+def main(args, settings) -> int:
     spec = jobspec.parse_jobspec(args.jobspec_text, args.jobspec_name)
-    if args.ray_config_text is None:
-        ray_cfg_text, ray_cfg_name = DEFAULT_RAY_CONFIG.read_text(encoding="utf-8"), "templates/configs/dev.yaml"
-    else:
-        ray_cfg_text, ray_cfg_name = args.ray_config_text, args.ray_config_name
-    ray_cfg = jobspec.parse_ray_config(ray_cfg_text, ray_cfg_name)
+    ray_cfg_name = args.ray_config_name
+    ray_cfg = jobspec.parse_ray_config(args.ray_config_text, ray_cfg_name)
     if args.configured_model:
         spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
-    plan = plan_mod.build(spec, ray_cfg, settings, tuple(args.override), args.submission_id,
-                          args.jobspec_name)
+    extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
+    plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
     if args.check_only:
         sys.stdout.write(files["job_spec.json"])
-        log(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
+        log.step(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
         print(files["submit_cmd.txt"], end="", file=sys.stderr)
         return 0
 
@@ -115,16 +111,16 @@ def main(args, settings, log) -> int:
         if not _ray_knows(dash, plan.submission_id):
             shutil.rmtree(job_dir, ignore_errors=True)
         raise
-    fsutil.write_text(job_dir / "logs" / "submit.log", "".join([
-        f"submitted_at={submitted_at}\n", f"submitted_from_host={os.uname().nodename}\n",
-        f"via={args.via}\n", f"command={files['submit_cmd.txt']}", "--- output ---\n", output]))
-    log(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
+    fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps({
+        "event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
+        "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}) + "\n")
+    log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
         f"job directory {job_dir}; debug bundle: {', '.join(kinds)}")
     status = 0
     if args.wait:
         timeout = args.timeout or settings.job_timeout
-        result = jobdir.wait(job_dir, dash, plan.submission_id, timeout, log)
-        log(f"job {plan.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
+        result = jobwait.wait(job_dir, dash, plan.submission_id, timeout)
+        log.step(f"job {plan.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
             f"(head: {result['driver_on_head']}); result.json written")
         status = 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
     print(plan.submission_id)

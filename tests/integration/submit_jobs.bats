@@ -62,8 +62,8 @@ assert_job_layout() {
   [[ $first != "$second" ]]
   [[ $(job_json "$first" result.json .status) == SUCCEEDED && $(job_json "$second" result.json .status) == SUCCEEDED ]]
   [[ $(tree_digest "$SHARED_ROOT/jobs/$first") == "$digest" ]]
-  run job_json "$second" config/job_spec.json '.resolved.trainer_overrides[] | select(startswith("trainer.default_local_dir="))'
-  assert_output "trainer.default_local_dir=$SHARED_ROOT/jobs/$second/checkpoints"
+  run job_json "$second" config/job_spec.json '.resolved.trainer_overrides["trainer.default_local_dir"]'
+  assert_output "$SHARED_ROOT/jobs/$second/checkpoints"
   echo "$first" >"$BATS_FILE_TMPDIR/ppo-id"
 }
 
@@ -93,7 +93,7 @@ assert_job_layout() {
   assert_output true
   run grep -c '^MVP_PRECHECK_MARKER=standin$' "$SHARED_ROOT/jobs/$id/logs/driver.log"
   assert_output 1
-  run grep -c "^submitted_from_host=mvp11-ray-head$" "$SHARED_ROOT/jobs/$id/logs/submit.log"
+  run jq -s '[.[] | select(.event == "submitted" and .host == "mvp11-ray-head")] | length' "$SHARED_ROOT/jobs/$id/logs/submit.log"
   assert_output 1
 }
 
@@ -105,7 +105,7 @@ assert_job_layout() {
   run assert_job_layout "$grpo"
   assert_success
   [[ ! -e $SHARED_ROOT/jobs/$grpo/checkpoints/global_step_10/critic ]]
-  run job_json "$grpo" config/job_spec.json '.resolved.trainer_overrides | index("algorithm.adv_estimator=grpo") != null'
+  run job_json "$grpo" config/job_spec.json '.resolved.trainer_overrides["algorithm.adv_estimator"] == "grpo"'
   assert_output true
   run --separate-stderr "$MVP_REPO/scripts/42_submit_sft_minimal.sh" --wait
   assert_success
@@ -129,8 +129,8 @@ assert_job_layout() {
   assert_success
   local sdk
   sdk=$(last_line)
-  [[ $(grep '^via=' "$SHARED_ROOT/jobs/$cli/logs/submit.log") == via=cli ]]
-  [[ $(grep '^via=' "$SHARED_ROOT/jobs/$sdk/logs/submit.log") == via=sdk ]]
+  [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED_ROOT/jobs/$cli/logs/submit.log") == cli ]]
+  [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED_ROOT/jobs/$sdk/logs/submit.log") == sdk ]]
   local f
   for f in config/job_spec.json config/runtime_env.json config/submit_cmd.txt checkpoints/latest_checkpointed_iteration.txt; do
     diff <(sed "s/$cli/ID/g" "$SHARED_ROOT/jobs/$cli/$f") <(sed "s/$sdk/ID/g" "$SHARED_ROOT/jobs/$sdk/$f")

@@ -38,7 +38,8 @@ helper() {
 check() {
   local spec
   spec="$(cat "$BATS_TEST_TMPDIR/base.yaml")"$'\n'"$(printf '%s\n' "$@")"
-  helper submit --via cli --check-only --jobspec-name spec.yaml --jobspec-text "$spec"
+  helper submit --via cli --check-only --jobspec-name spec.yaml --jobspec-text "$spec" \
+    --ray-config-name dev.yaml --ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")"
 }
 
 @test "jobspec: the template-shaped spec passes and resolves the runbook defaults" {
@@ -46,12 +47,12 @@ check() {
   assert_success
   local resolved
   resolved=$(jq -c .resolved <<<"$output")
-  jq -e '.trainer_overrides | index("trainer.save_freq=10") and index("trainer.total_epochs=1")' <<<"$resolved"
-  jq -e --arg d "$SHARED_ROOT/jobs/" '.trainer_overrides[] | select(startswith("trainer.default_local_dir=" + $d))' <<<"$resolved"
-  jq -e '.trainer_overrides | index("trainer.nnodes=2") and index("trainer.n_gpus_per_node=4")' <<<"$resolved"
-  jq -e '.trainer_overrides | index("trainer.logger=['"'"'console'"'"']")' <<<"$resolved"
+  jq -e '.trainer_overrides | .["trainer.save_freq"] == "10" and .["trainer.total_epochs"] == "1"' <<<"$resolved"
+  jq -e --arg d "$SHARED_ROOT/jobs/" '.trainer_overrides["trainer.default_local_dir"] | startswith($d)' <<<"$resolved"
+  jq -e '.trainer_overrides | .["trainer.nnodes"] == "2" and .["trainer.n_gpus_per_node"] == "4"' <<<"$resolved"
+  jq -e '.trainer_overrides["trainer.logger"] == "['"'"'console'"'"']"' <<<"$resolved"
   jq -e '.code_id == "codeA" and .workload == "ppo" and (.submission_id | test("^ppo-[0-9]{8}T[0-9]{6}-[0-9a-f]{6}$"))' <<<"$resolved"
-  jq -e '.trainer_overrides[] | select(. == "trainer.experiment_name=" + ($r.submission_id))' --argjson r "$resolved" <<<"$resolved"
+  jq -e '.trainer_overrides["trainer.experiment_name"] == .submission_id' <<<"$resolved"
 }
 
 @test "jobspec: a misspelt field is named, with the field it probably meant" {
@@ -151,7 +152,8 @@ check() {
 }
 
 @test "jobspec: invalid YAML names the file and line" {
-  run helper submit --via cli --check-only --jobspec-name broken.yaml --jobspec-text $'workload: ppo\nmodel: [unclosed'
+  run helper submit --via cli --check-only --jobspec-name broken.yaml --jobspec-text $'workload: ppo\nmodel: [unclosed' \
+    --ray-config-name dev.yaml --ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")"
   assert_failure
   assert_output --partial "ERROR: broken.yaml: line"
   assert_output --partial "is not valid YAML"

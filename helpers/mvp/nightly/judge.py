@@ -11,11 +11,7 @@ REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/sub
 
 
 def _overrides(spec: dict) -> dict:
-    out = {}
-    for item in (spec.get("resolved") or {}).get("trainer_overrides", []):
-        key, _, value = item.partition("=")
-        out[key.lstrip("+")] = value
-    return out
+    return {key.lstrip("+"): value for key, value in ((spec.get("resolved") or {}).get("trainer_overrides") or {}).items()}
 
 
 def _check(name: str, passed: bool, evidence: str) -> dict:
@@ -30,15 +26,12 @@ def _int(value, default):
 
 
 def check_submitted_from_head(jd: Path, head_name: str) -> dict:
-    log = {}
-    for line in (jd / "logs" / "submit.log").read_text(encoding="utf-8").splitlines() if (jd / "logs" / "submit.log").is_file() else []:
-        key, sep, value = line.partition("=")
-        if sep and key in ("submitted_from_host", "via"):
-            log[key] = value
+    events = [e for e in fsutil.read_json_lines(jd / "logs" / "submit.log") if e.get("event") == "submitted"]
+    submitted = events[-1] if events else {}
     cmd = (jd / "config" / "submit_cmd.txt").read_text(encoding="utf-8") if (jd / "config" / "submit_cmd.txt").is_file() else ""
-    host = log.get("submitted_from_host")
+    host = submitted.get("host")
     return _check("submitted_from_head", host == head_name and cmd.startswith("ray job submit "),
-                  f"submitted_from_host={host} (head: {head_name}), via={log.get('via')}, submit_cmd.txt: {cmd[:60]}...")
+                  f"submitted from host {host} (head: {head_name}), via {submitted.get('via')}, submit_cmd.txt: {cmd[:60]}...")
 
 
 def check_driver_on_worker(result: dict, worker_ips: tuple) -> dict:

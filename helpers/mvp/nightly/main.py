@@ -1,6 +1,8 @@
-"""`nightly judge|retention --run-dir DIR`: the helper's part of
-scripts/60_nightly_regression.sh. The bash script runs the steps and writes
-<run dir>/plan.json; this judges the jobs and writes the reports."""
+"""`nightly inputs|retention|judge --run-dir DIR`: the helper's part of
+scripts/60_nightly_regression.sh, which runs the steps. `inputs` records the
+input manifests' hashes before and after step 30 (inputs.json); `judge`
+writes plan.json from what the night did, judges the jobs and writes the
+reports."""
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -9,8 +11,41 @@ from ..dashboard import Dashboard
 from . import index, judge, report, retention
 
 
-def judge_run(run_dir: Path, settings) -> dict:
-    plan = fsutil.read_json(run_dir / "plan.json")
+def input_manifests(settings) -> dict:
+    """sha256 of each input's MANIFEST.json (None when absent): whether
+    step 30 rebuilt anything shows as a change between before and after."""
+    layout = settings.layout
+    dirs = {"gsm8k": layout.gsm8k, "gsm8k_sft": layout.gsm8k_sft}
+    if not settings.skip_model:
+        dirs["model"] = layout.model(settings.model_id)
+    return {name: (fsutil.sha256_file(d / "MANIFEST.json") if (d / "MANIFEST.json").is_file() else None)
+            for name, d in dirs.items()}
+
+
+def record_inputs(run_dir: Path, phase: str, settings) -> None:
+    recorded = fsutil.read_json(run_dir / "inputs.json", {}) or {}
+    recorded[phase] = input_manifests(settings)
+    fsutil.write_json(run_dir / "inputs.json", recorded)
+
+
+def write_plan(run_dir: Path, args, settings) -> dict:
+    """plan.json: what the night ran, for the judge and for people."""
+    inputs = fsutil.read_json(run_dir / "inputs.json", {}) or {}
+    before, after = inputs.get("before") or {}, inputs.get("after") or {}
+    jobs = []
+    for item in args.job:
+        name, _, sid = item.partition("=")
+        jobs.append({"name": name, "submission_id": sid or None,
+                     "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
+    plan = {"run_id": run_dir.name, "started_at": args.started, "code_id": args.code_id,
+            "failed_step": args.failed_step or None, "head_node_name": settings.head_node,
+            "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
+            "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
+    fsutil.write_json(run_dir / "plan.json", plan)
+    return plan
+
+
+def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],
@@ -26,15 +61,18 @@ def judge_run(run_dir: Path, settings) -> dict:
     return rep
 
 
-def main(args, settings, log) -> int:
+def main(args, settings) -> int:
     run_dir = Path(args.run_dir)
     regressions = run_dir.parent
+    if args.step == "inputs":
+        record_inputs(run_dir, args.phase, settings)
+        return 0
     if args.step == "judge":
-        rep = judge_run(run_dir, settings)
+        rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
         index.write(regressions, rep)
         print(rep["summary"])
         return 0 if rep["passed"] else 1
     if args.step == "retention":
-        retention.prune(regressions, settings.jobs_dir, args.keep, Dashboard(settings.dashboard_url, timeout=5), log)
+        retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5))
         return 0
     return 2

@@ -3,7 +3,7 @@ ones, but never a job that is still running or one a kept report links to."""
 import shutil
 from pathlib import Path
 
-from .. import fsutil
+from .. import fsutil, log
 from ..dashboard import TERMINAL, Dashboard
 
 
@@ -16,7 +16,7 @@ def _job_ids(run_dir: Path) -> set:
     return {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
 
 
-def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, log) -> list:
+def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard) -> list:
     runs = run_dirs(regressions)
     old, kept = runs[:-keep] if keep > 0 else runs, runs[-keep:] if keep > 0 else []
     linked = set().union(*(_job_ids(r) for r in kept)) if kept else set()
@@ -32,10 +32,10 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, log) ->
                 continue
             shutil.rmtree(jobs_dir / sid, ignore_errors=True)
         if spared:
-            log(f"retention: keeping {run.name} for jobs still running or linked: {', '.join(spared)}")
+            log.step(f"retention: keeping {run.name} for jobs still running or linked: {', '.join(spared)}")
             continue
         shutil.rmtree(run)
         removed.append(run.name)
     if removed:
-        log(f"retention: removed {len(removed)} run(s) beyond the newest {keep}: {', '.join(removed)}")
+        log.step(f"retention: removed {len(removed)} run(s) beyond the newest {keep}: {', '.join(removed)}")
     return removed
