@@ -14,14 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
   mvp::init "$@"
-  local -a args=(prepare)
-  local arg
-  for arg in "${MVP_ARGS[@]}"; do
-    case $arg in
-      --force) args+=(--force) ;;
-      *) mvp::die "unknown argument '$arg'; see --help" ;;
-    esac
-  done
+  mvp::switches --force
+  local -a args=(prepare "${MVP_SWITCHES[@]}")
   # A relative source directory is relative to where the user stands.
   if [[ $MVP_GSM8K_SOURCE != hf && $MVP_GSM8K_SOURCE != synthetic && $MVP_GSM8K_SOURCE != /* ]]; then
     MVP_GSM8K_SOURCE=$(cd "$MVP_GSM8K_SOURCE" 2>/dev/null && pwd) ||

@@ -12,9 +12,7 @@ set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-main() {
-  mvp::init "$@"
-  mvp::submit cli "$MVP_REPO/templates/jobspecs/ppo.yaml" "" --configured-model
-}
+# The whole script is one submission of its template.
+main() { mvp::init "$@" && mvp::submit cli "$MVP_REPO/templates/jobspecs/ppo.yaml" "" --configured-model; }
 
 main "$@"

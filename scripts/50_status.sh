@@ -13,17 +13,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
   MVP_QUIET_CONFIG=1 mvp::init "$@"
-  local -a args=()
-  local arg
-  for arg in "${MVP_ARGS[@]}"; do
-    case $arg in
-      --json) args+=(--json) ;;
-      *) mvp::die "unknown argument '$arg'; see --help" ;;
-    esac
-  done
+  mvp::switches --json
   [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
     mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
-  mvp::helper status "${args[@]}"
+  mvp::helper status "${MVP_SWITCHES[@]}"
 }
 
 main "$@"

@@ -9,30 +9,57 @@ from .errors import MvpError
 from .layout import Layout
 
 
-def _get(name: str) -> str:
-    try:
-        return os.environ[name]
-    except KeyError:
-        raise MvpError(f"setting {name} was not passed to the helper; run it through the scripts "
-                       "(scripts/lib/helper.sh passes every setting)") from None
+def _words(value: str) -> tuple:
+    return tuple(value.split())
 
 
-def _number(name: str, kind=int):
-    value = _get(name)
-    try:
-        return kind(value)
-    except ValueError:
-        raise MvpError(f"{name}='{value}' must be a number; fix it in your config") from None
+def _flag(value: str) -> bool:
+    return value == "1"
+
+
+# attribute: (variable, conversion). Read lazily, one variable per attribute:
+# a command needs only the settings it reads.
+FIELDS = {
+    "shared_root": ("SHARED_ROOT", Path),
+    "runtime": ("MVP_RUNTIME", str),
+    "dashboard_url": ("MVP_DASHBOARD_URL", lambda v: v.rstrip("/")),
+    "head_ip": ("MVP_HEAD_IP", str),
+    "head_node": ("MVP_HEAD_NODE", str),
+    "worker_ips": ("MVP_WORKER_IPS", _words),
+    "workers": ("MVP_WORKERS", int),
+    "gpus_per_worker": ("MVP_GPUS_PER_WORKER", int),
+    "job_timeout": ("MVP_JOB_TIMEOUT", float),
+    "nodes_timeout": ("MVP_NODES_TIMEOUT", float),
+    "code_id": ("CODE_ID", str),
+    "verl_src": ("MVP_VERL_SRC", Path),
+    "gsm8k_source": ("MVP_GSM8K_SOURCE", str),
+    "model_id": ("MVP_MODEL_ID", str),
+    "model_source": ("MVP_MODEL_SOURCE", str),
+    "skip_model": ("MVP_SKIP_MODEL", _flag),
+    "nightly_keep": ("MVP_NIGHTLY_KEEP", int),
+    "dry_run": ("MVP_DRY_RUN", _flag),
+}
 
 
 class Settings:
-    """Read once per process, lazily per setting: the submit path reads only
-    what it needs. (A plain class: dataclasses' imports cost 8 ms on the
-    submit path, which is benchmarked against the bare Ray CLI.)"""
+    """settings.NAME for each NAME of FIELDS, plus the layout of the shared
+    root. (A plain class: dataclasses' imports cost 8 ms on the submit path,
+    which is benchmarked against the bare Ray CLI.)"""
 
-    @property
-    def shared_root(self) -> Path:
-        return Path(_get("SHARED_ROOT"))
+    def __getattr__(self, name: str):
+        try:
+            variable, convert = FIELDS[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        try:
+            value = os.environ[variable]
+        except KeyError:
+            raise MvpError(f"setting {variable} was not passed to the helper; run it through the scripts "
+                           "(scripts/lib/helper.sh passes every setting)") from None
+        try:
+            return convert(value)
+        except ValueError:
+            raise MvpError(f"{variable}='{value}' is not valid here; fix it in your config") from None
 
     @property
     def layout(self) -> Layout:
@@ -41,74 +68,6 @@ class Settings:
     @property
     def jobs_dir(self) -> Path:
         return self.layout.jobs
-
-    @property
-    def runtime(self) -> str:
-        return _get("MVP_RUNTIME")
-
-    @property
-    def dashboard_url(self) -> str:
-        return _get("MVP_DASHBOARD_URL").rstrip("/")
-
-    @property
-    def head_ip(self) -> str:
-        return _get("MVP_HEAD_IP")
-
-    @property
-    def head_node(self) -> str:
-        return _get("MVP_HEAD_NODE")
-
-    @property
-    def worker_ips(self) -> tuple:
-        return tuple(_get("MVP_WORKER_IPS").split())
-
-    @property
-    def workers(self) -> int:
-        return _number("MVP_WORKERS")
-
-    @property
-    def gpus_per_worker(self) -> int:
-        return _number("MVP_GPUS_PER_WORKER")
-
-    @property
-    def job_timeout(self) -> float:
-        return _number("MVP_JOB_TIMEOUT", float)
-
-    @property
-    def nodes_timeout(self) -> float:
-        return _number("MVP_NODES_TIMEOUT", float)
-
-    @property
-    def code_id(self) -> str:
-        return _get("CODE_ID")
-
-    @property
-    def verl_src(self) -> Path:
-        return Path(_get("MVP_VERL_SRC"))
-
-    @property
-    def gsm8k_source(self) -> str:
-        return _get("MVP_GSM8K_SOURCE")
-
-    @property
-    def model_id(self) -> str:
-        return _get("MVP_MODEL_ID")
-
-    @property
-    def model_source(self) -> str:
-        return _get("MVP_MODEL_SOURCE")
-
-    @property
-    def skip_model(self) -> bool:
-        return _get("MVP_SKIP_MODEL") == "1"
-
-    @property
-    def nightly_keep(self) -> int:
-        return _number("MVP_NIGHTLY_KEEP")
-
-    @property
-    def dry_run(self) -> bool:
-        return _get("MVP_DRY_RUN") == "1"
 
 
 def load() -> Settings:

@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # the settings set here are read by the other library files and the scripts
+# shellcheck shell=bash disable=SC2034  # the settings and MVP_SWITCHES set here are read by the other library files and the scripts
 # Configuration. Precedence, lowest first: config/defaults.env (the only list
 # of defaults), the config file (--config, MVP_CONFIG or config/local.env),
 # the environment, the flags. Settings whose empty value means "derived" are
@@ -20,6 +20,18 @@ mvp::parse_flags() {
       *) MVP_ARGS+=("$1") ;;
     esac
     shift
+  done
+}
+
+# mvp::switches FLAG...: a script that takes only these flags beyond the
+# common ones: each word left in MVP_ARGS must be one of them; they are
+# kept, in order, in MVP_SWITCHES (to hand to the helper).
+mvp::switches() {
+  local arg
+  MVP_SWITCHES=()
+  for arg in "${MVP_ARGS[@]}"; do
+    [[ " $* " == *" $arg "* ]] || mvp::die "unknown argument '$arg'; see --help"
+    MVP_SWITCHES+=("$arg")
   done
 }
 
