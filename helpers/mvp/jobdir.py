@@ -47,30 +47,36 @@ def _index_add(jobs: Path, submission_id: str) -> None:
         os.close(fd)
 
 
-def newest(jobs: Path, limit: int) -> list:
-    """(submitted_at_ms, id) of the newest `limit` job directories, newest
-    first. Directories the index does not list (made before it existed) are
-    dated by their config/ directory, written once at submission."""
-    names = {e.name for e in os.scandir(jobs) if not e.name.startswith(".") and e.is_dir()} if jobs.is_dir() else set()
-    when = {}
+def names(jobs: Path) -> set:
+    """Every job directory's name (listdir: no stat per entry)."""
     try:
-        with open(jobs / INDEX, encoding="utf-8") as f:
-            for line in f:
-                ms, _, sid = line.rstrip("\n").partition(" ")
-                if sid in names:
-                    when[sid] = int(ms)
-    except (OSError, ValueError):
-        pass
-    for sid in names - when.keys():
+        return {n for n in os.listdir(jobs) if not n.startswith(".")}
+    except FileNotFoundError:
+        return set()
+
+
+def newest(jobs: Path, present: set, limit: int) -> list:
+    """(submitted_at_ms, id) of the newest `limit` of the `present` job
+    directories, newest first. The index is in submission order, so it is
+    read from its end; directories it does not list (made before it existed)
+    are dated by their config/ directory, written once at submission."""
+    try:
+        tokens = (jobs / INDEX).read_text(encoding="utf-8").split()
+    except OSError:
+        tokens = []
+    stamps, ids = tokens[0::2], tokens[1::2]
+    found = {}
+    for i in range(len(ids) - 1, -1, -1):
+        if len(found) == limit:
+            break
+        if ids[i] in present and ids[i] not in found:
+            found[ids[i]] = int(stamps[i])
+    for sid in present.difference(ids):
         try:
-            when[sid] = int(os.stat(jobs / sid / "config").st_mtime * 1000)
+            found[sid] = int(os.stat(jobs / sid / "config").st_mtime * 1000)
         except OSError:
-            when[sid] = 0
-    return sorted(((ms, sid) for sid, ms in when.items()), reverse=True)[:limit]
-
-
-def count(jobs: Path) -> int:
-    return sum(1 for e in os.scandir(jobs) if not e.name.startswith(".") and e.is_dir()) if jobs.is_dir() else 0
+            found[sid] = 0
+    return sorted(((ms, sid) for sid, ms in found.items()), reverse=True)[:limit]
 
 
 def _iso(ms) -> Optional[str]:

@@ -27,12 +27,12 @@ def _row_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
     return row
 
 
-def recent_jobs(jobs: Path, live: dict, limit: int) -> list:
+def recent_jobs(jobs: Path, present: set, live: dict, limit: int) -> list:
     """The newest `limit` jobs: Ray's merged with the archive, so history
     survives a cluster restart. Only the archived jobs the listing can show
     are read (jobdir.newest), however many directories there are."""
     rows = dict(live)
-    for submitted_ms, sid in jobdir.newest(jobs, limit):
+    for submitted_ms, sid in jobdir.newest(jobs, present, limit):
         jd = jobs / sid
         spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
         result = fsutil.read_json(jd / "result.json")
@@ -65,7 +65,8 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
             if sid:
                 live[sid] = _row_from_ray(job, ips, head_ids)
                 jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings.dry_run)
-    report["jobs"] = recent_jobs(settings.jobs_dir, live, RECENT_JOBS)
+    present = jobdir.names(settings.jobs_dir)
+    report["jobs"] = recent_jobs(settings.jobs_dir, present, live, RECENT_JOBS)
     root = settings.shared_root
     usage = {"path": str(root)}
     try:
@@ -74,7 +75,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
                      used_bytes=(st.f_blocks - st.f_bfree) * st.f_frsize)
     except OSError as exc:
         usage["error"] = str(exc)
-    usage["job_dirs"] = jobdir.count(settings.jobs_dir)
+    usage["job_dirs"] = len(present)
     report["shared_root"] = usage
     return report
 
