@@ -6,6 +6,11 @@ from . import settings as settings_mod
 from .errors import MvpError
 
 
+# Exit codes: 0 done, 1 refused or a negative answer (one ERROR line, or the
+# command's own verdict), CRASH_EXIT a bug (traceback).
+CRASH_EXIT = 70
+
+
 def module_command(module: str, function: str):
     """A command implemented as MODULE.FUNCTION(args, settings), imported only
     when it runs: the submit path must not pay for the others' imports."""
@@ -33,11 +38,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("ips", nargs="*")
     c.set_defaults(func=module_command("cluster", "node_ids_main"))
 
-    c = sub.add_parser("submit", help="validate a JobSpec, create its job directory, submit it")
+    c = sub.add_parser("submit", help="validate a JobSpec, create its job directory, submit it; "
+                       "stdin: the JobSpec, a NUL byte, the Ray config")
     c.add_argument("--via", choices=("cli", "sdk"), required=True)
-    c.add_argument("--jobspec-text", required=True)
     c.add_argument("--jobspec-name", required=True)
-    c.add_argument("--ray-config-text", required=True)
     c.add_argument("--ray-config-name", required=True)
     c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
@@ -92,6 +96,10 @@ def main(argv=None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except Exception:  # a bug, not a refusal: the traceback, and an exit code bash tells apart
+        import traceback
+        traceback.print_exc()
+        return CRASH_EXIT
 
 
 if __name__ == "__main__":

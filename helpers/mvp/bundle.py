@@ -8,7 +8,7 @@ from pathlib import Path
 from . import fsutil
 from .dashboard import Dashboard
 from .errors import MvpError
-from .redact import Redactor
+from .redact import Redactor, env_vars_masked
 
 KINDS = {
     "ray_status": Dashboard.cluster_status,
@@ -35,7 +35,7 @@ def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) ->
         except MvpError as exc:
             errors[kind] = str(exc)
             continue
-        fsutil.write_json(debug_dir / f"{when}_{phase}_{kind}.json", redactor.obj(got[kind]))
+        fsutil.write_json(debug_dir / f"{when}_{phase}_{kind}.json", redactor.obj(env_vars_masked(got[kind])))
     if errors:
         fsutil.write_json(debug_dir / f"{when}_{phase}_errors.json", errors)
     return got

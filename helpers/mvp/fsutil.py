@@ -10,7 +10,12 @@ TMP_PREFIX = ".tmp-"
 _serial = itertools.count()
 
 
-def write_text(path: Path, text: str, mode: int = 0o644) -> None:
+# Group-readable, nothing for others: job directories hold redacted
+# configuration, but nothing on shared storage is for every user of the host.
+FILE_MODE = 0o640
+
+
+def write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Unique per process and call; O_EXCL never reuses another writer's file.
     tmp = str(path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{next(_serial)}")

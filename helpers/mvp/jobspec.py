@@ -57,18 +57,45 @@ def check_fields(data: Any, fields: dict, where: str) -> dict:
         kinds = fields[key]
         if isinstance(value, bool) or not isinstance(value, kinds):
             if not (value is None and _allows_none(kinds)):
-                raise MvpError(f"{where}.{key}: must be {_type_name(kinds)}, got {type(value).__name__} {value!r}")
+                # env_vars may hold secrets: their values are never echoed (cron mails stderr).
+                shown = "" if key == "env_vars" else " " + _short(repr(value))
+                raise MvpError(f"{where}.{key}: must be {_type_name(kinds)}, got {type(value).__name__}{shown}")
     return data
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _allows_none(kinds) -> bool:
     return isinstance(kinds, tuple) and type(None) in kinds
 
 
+# A JobSpec or Ray config is a page of settings. The caps refuse, in
+# milliseconds, what would otherwise take memory and minutes: a huge file,
+# or YAML aliases, whose expansion grows exponentially ("billion laughs").
+MAX_INPUT_BYTES = 256 * 1024
+
+
+def decode_input(data: bytes, name: str) -> str:
+    if len(data) > MAX_INPUT_BYTES:
+        raise MvpError(f"{name}: {len(data)} bytes is more than the {MAX_INPUT_BYTES} a JobSpec or Ray config may have; "
+                       "keep data and code in files on shared storage and name their paths")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MvpError(f"{name}: not UTF-8 text (byte {exc.start}); give a YAML file") from None
+
+
 def load_yaml(text: str, name: str) -> dict:
     import yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: 3x faster
     try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                raise MvpError(f"{name}: line {mark.line + 1} uses a YAML alias (*{event.anchor}); "
+                               "write the value out instead (aliases are not accepted)")
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -34,14 +34,17 @@ class Plan:
     def runtime_env_redacted(self) -> dict:
         return {"env_vars": redact.env(self.env_vars)}
 
-    def ray_cli_argv(self, runtime_env: dict) -> list:
+    def ray_cli_argv(self, runtime_env_args: list) -> list:
+        """`ray job submit` words; runtime_env_args: ["--runtime-env", FILE]
+        to submit (no secret on argv), ["--runtime-env-json", redacted JSON]
+        to show."""
         import json
         argv = ["ray", "job", "submit", "--address", self.address, "--submission-id", self.submission_id,
                 "--entrypoint-num-cpus", f"{self.entrypoint_num_cpus:g}",
                 "--entrypoint-resources", json.dumps(self.entrypoint_resources)]
         if self.entrypoint_num_gpus:
             argv += ["--entrypoint-num-gpus", f"{self.entrypoint_num_gpus:g}"]
-        return argv + ["--runtime-env-json", json.dumps(runtime_env), "--no-wait", "--"] + self.entrypoint
+        return argv + runtime_env_args + ["--no-wait", "--"] + self.entrypoint
 
     def resolved(self) -> dict:
         return {
@@ -59,12 +62,18 @@ def new_id(workload: str) -> str:
     return f"{workload}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
 
 
-def _inside(root: Path, value: str, field_name: str, must_exist: bool = True) -> Path:
+def _inside(root: Path, value: str, field_name: str, must_exist: bool = True, under: Path = None) -> Path:
+    """The path as written (relative to the root), after checking where it
+    really leads: symlinks are resolved before the containment check, so a
+    link that leaves the shared root (or `under`) is refused unopened."""
     p = Path(value)
-    p = p if p.is_absolute() else root / p
-    p = Path(os.path.normpath(p))
-    if p != root and root not in p.parents:
-        raise MvpError(f"{field_name}: {p} is outside shared_root {root}; keep job inputs on shared storage")
+    p = Path(os.path.normpath(p if p.is_absolute() else root / p))
+    real, limit = Path(os.path.realpath(p)), Path(os.path.realpath(under or root))
+    if real != limit and limit not in real.parents:
+        shown = p if real == p else f"{p} (a link to {real})"
+        if under:
+            raise MvpError(f"{field_name}: {shown} must be under {under}")
+        raise MvpError(f"{field_name}: {shown} is outside shared_root {root}; keep job inputs on shared storage")
     if must_exist and not p.exists():
         raise MvpError(f"{field_name}: {p} does not exist; run scripts/30_prepare_data_and_model.sh or fix the path")
     return p
@@ -80,10 +89,7 @@ def _safe_for_shell(p: Path, what: str) -> None:
 def _reward_fn(root: Path, spec: dict) -> dict:
     if not spec.get("reward_fn_path"):
         return {}
-    path = _inside(root, spec["reward_fn_path"], "reward_fn_path")
-    user_code = Layout(root).user_code
-    if user_code not in path.parents:
-        raise MvpError(f"reward_fn_path: {path} must be under {user_code}")
+    path = _inside(root, spec["reward_fn_path"], "reward_fn_path", under=Layout(root).user_code)
     if not path.is_file():
         raise MvpError(f"reward_fn_path: {path} is not a file")
     name = spec.get("reward_fn_name") or "compute_score"
@@ -111,7 +117,10 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
           submission_id: str = "") -> Plan:
     """`extra`: (key, value) pairs from --override, after the JobSpec's own."""
     workload = spec["workload"]
-    root = Path(os.path.normpath(spec.get("shared_root") or settings.shared_root))
+    root = Path(os.path.normpath(settings.shared_root))
+    if spec.get("shared_root") and Path(os.path.normpath(spec["shared_root"])) != root:
+        raise MvpError(f"shared_root: {spec['shared_root']} is not the configured SHARED_ROOT {root}; "
+                       "remove shared_root from the JobSpec or run with SHARED_ROOT set to it")
     if not root.is_dir():
         raise MvpError(f"shared_root: {root} does not exist; mount the shared storage or fix shared_root")
     sid = submission_id or spec.get("submission_id") or new_id(workload)
@@ -127,7 +136,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         if not code_id:
             raise MvpError("code_path: no code snapshot exists; run scripts/31_snapshot_verl_code.sh or set code_path")
         check_id(code_id, "CODE_ID")
-        code_path = layout.snapshot(code_id)
+        code_path = _inside(root, str(layout.snapshot(code_id)), "CODE_ID", must_exist=False)
     marker = snapshot.marker_of(code_path)
     if marker is None:
         raise MvpError(f"code_path: {code_path} is not a code snapshot (no mvp_marker.py); "

@@ -20,6 +20,18 @@ def env(env_vars: dict) -> dict:
     return {k: (MASK if is_secret(k) else v) for k, v in env_vars.items()}
 
 
+def env_vars_masked(data: Any) -> Any:
+    """A copy of what the dashboard returned with the value of every
+    env_vars entry, anywhere in it, masked: Ray's job list holds every job's
+    runtime_env, secrets of other jobs included."""
+    if isinstance(data, dict):
+        return {k: ({n: MASK for n in v} if k == "env_vars" and isinstance(v, dict) else env_vars_masked(v))
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [env_vars_masked(v) for v in data]
+    return data
+
+
 class Redactor:
     """Replaces known secret values wherever they appear, in text or in JSON."""
 

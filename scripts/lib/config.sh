@@ -69,6 +69,12 @@ mvp::config::load() {
   mvp::config::derive
 }
 
+# Variables of this host that reach commands run in a node, by name: fault
+# injection of the tests, Ray's token auth, the Hugging Face cache/hub.
+# Everything else of the operator's shell stays out of the nodes (and so
+# out of Ray's daemons and every job).
+MVP_NODE_ENV_PASS='^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+)$'
+
 # The runtimes are the files scripts/lib/runtime_<name>.sh.
 mvp::config::runtimes() {
   local f names=()

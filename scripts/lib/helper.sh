@@ -37,10 +37,14 @@ mvp::helper() {
   esac
   local -a env=()
   mapfile -d '' env < <(mvp::helper_env)
+  local rc=0
   if [[ $place == host ]]; then
     env "${env[@]}" "SHARED_ROOT=$MVP_HOST_SHARED_DIR" "MVP_DASHBOARD_URL=$MVP_HOST_DASHBOARD_URL" \
-      "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@"
+      "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@" || rc=$?
   else
-    mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@"
+    mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@" || rc=$?
   fi
+  # Exit 1 is the helper's clean answer (its one ERROR line, or a verdict
+  # such as "cluster DOWN"): mvp::on_err adds nothing to it.
+  return "$rc"
 }

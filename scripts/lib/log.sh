@@ -11,9 +11,13 @@ mvp::skip() { TZ=UTC0 printf '%(%FT%TZ)T SKIP: %s\n' -1 "$*" >&2; }
 mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
 # An unexpected failure names the command and where it failed; expected
-# failures go through mvp::die with a message of their own.
+# failures go through mvp::die (or the helper's ERROR line) with a message of
+# their own.
 mvp::on_err() {
   local rc=$? i
+  # The helper's clean answer (exit 1) said all there is; a crash (other
+  # codes) gets the frames.
+  [[ ${FUNCNAME[1]:-} == mvp::helper && $rc == 1 ]] && return 0
   printf 'ERROR: command failed (exit %s): %s\n' "$rc" "$BASH_COMMAND" >&2
   for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
     printf '  at %s (%s:%s)\n' "${FUNCNAME[$i]}" "${BASH_SOURCE[$i]##*/}" "${BASH_LINENO[$((i - 1))]}" >&2

@@ -60,7 +60,7 @@ mvp::rt::exec() {
   local node=$1 name; shift
   local -a pass=()
   while IFS= read -r name; do
-    [[ $name =~ ^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+)$ ]] && pass+=(-e "$name")
+    [[ $name =~ $MVP_NODE_ENV_PASS ]] && pass+=(-e "$name")
   done < <(compgen -e)
   docker exec -i "${pass[@]}" -w / "$node" "$@"
 }

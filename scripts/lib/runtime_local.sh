@@ -44,6 +44,17 @@ mvp::rt::node_ports() {
 
 mvp::rt::node_dir() { echo "$MVP_STATE_DIR/nodes/$1"; }
 
+# NAME=value words (NUL-separated) of the variables a node's processes may
+# get from this host: the basics of a login, and the names of MVP_NODE_ENV_PASS.
+mvp::rt::allowed_env() {
+  local name
+  while IFS= read -r name; do
+    [[ $name =~ ^(HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR)$ || $name =~ $MVP_NODE_ENV_PASS ]] &&
+      printf '%s=%s\0' "$name" "${!name}"
+  done < <(compgen -e)
+  return 0
+}
+
 # The host PID of the node's init (PID 1 inside), or nothing when it is down.
 mvp::rt::node_pid() {
   local node=$1 pid
@@ -61,14 +72,16 @@ mvp::rt::node_pid() {
 
 mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
 
-# mvp::rt::exec NODE CMD...: runs CMD inside the node from a neutral directory,
-# with the project venv first on PATH and no PYTHONPATH or CUDA_VISIBLE_DEVICES
-# leaking from the caller into Ray.
+# mvp::rt::exec NODE CMD...: runs CMD inside the node from a neutral directory
+# with the project venv first on PATH, in an environment built from an
+# allow-list (mvp::rt::allowed_env): Ray daemons started here pass their environment
+# to every job, so nothing else of the operator's shell may reach them.
 mvp::rt::exec() {
   local node=$1 pid; shift
   pid=$(mvp::rt::node_pid "$node") || mvp::die "node $node is not up; run scripts/01_up.sh"
-  nsenter -t "$pid" --pid --mount --uts --wd=/ -- \
-    env -u PYTHONPATH -u CUDA_VISIBLE_DEVICES "PATH=$MVP_VENV/bin:$PATH" "$@"
+  local -a env=()
+  mapfile -d '' env < <(mvp::rt::allowed_env)
+  nsenter -t "$pid" --pid --mount --uts --wd=/ -- env -i "${env[@]}" "PATH=$MVP_VENV/bin:$PATH" "$@"
 }
 
 mvp::rt::prereq() {

@@ -24,9 +24,9 @@ mvp::submit() {
   for arg in "$spec" "$cfg"; do
     [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
   done
-  args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")")
-  args+=(--ray-config-name "$cfg" --ray-config-text "$(<"$cfg")")
+  args+=(--jobspec-name "$spec" --ray-config-name "$cfg")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
-  mvp::helper "${args[@]}"
+  # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
+  mvp::helper "${args[@]}" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")
 }

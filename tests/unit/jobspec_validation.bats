@@ -33,13 +33,18 @@ helper() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp "$@"
 }
 
+# submit_check VIA SPEC_NAME SPEC_TEXT CFG_NAME CFG_TEXT: `submit --check-only`
+# with the texts on stdin, as scripts/lib/submit.sh sends them.
+submit_check() {
+  helper submit --via "$1" --check-only --jobspec-name "$2" --ray-config-name "$4" < <(printf '%s\0%s' "$3" "$5")
+}
+
 # check SPEC_LINES...: the base JobSpec with these top-level lines appended
 # (a later YAML key replaces an earlier one), validated without submitting.
 check() {
   local spec
   spec="$(cat "$BATS_TEST_TMPDIR/base.yaml")"$'\n'"$(printf '%s\n' "$@")"
-  helper submit --via cli --check-only --jobspec-name spec.yaml --jobspec-text "$spec" \
-    --ray-config-name dev.yaml --ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")"
+  submit_check cli spec.yaml "$spec" dev.yaml "$(<"$MVP_REPO/templates/configs/dev.yaml")"
 }
 
 @test "jobspec: the template-shaped spec passes and resolves the runbook defaults" {
@@ -152,20 +157,17 @@ check() {
 }
 
 @test "jobspec: invalid YAML names the file and line" {
-  run helper submit --via cli --check-only --jobspec-name broken.yaml --jobspec-text $'workload: ppo\nmodel: [unclosed' \
-    --ray-config-name dev.yaml --ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")"
+  run submit_check cli broken.yaml $'workload: ppo\nmodel: [unclosed' dev.yaml "$(<"$MVP_REPO/templates/configs/dev.yaml")"
   assert_failure
   assert_output --partial "ERROR: broken.yaml: line"
   assert_output --partial "is not valid YAML"
 }
 
 @test "ray config: an unknown field and a runtime_env other than env_vars are refused" {
-  run helper submit --via sdk --check-only --jobspec-name spec.yaml --jobspec-text "$(cat "$BATS_TEST_TMPDIR/base.yaml")" \
-    --ray-config-name cfg.yaml --ray-config-text $'address: http://x:8265\nentrypoint_resource: {worker_node: 1}'
+  run submit_check sdk spec.yaml "$(cat "$BATS_TEST_TMPDIR/base.yaml")" cfg.yaml $'address: http://x:8265\nentrypoint_resource: {worker_node: 1}'
   assert_failure
   assert_output "ERROR: cfg.yaml: unknown field 'entrypoint_resource' (did you mean 'entrypoint_resources'?)"
-  run helper submit --via sdk --check-only --jobspec-name spec.yaml --jobspec-text "$(cat "$BATS_TEST_TMPDIR/base.yaml")" \
-    --ray-config-name cfg.yaml --ray-config-text $'runtime_env: {pip: [torch]}'
+  run submit_check sdk spec.yaml "$(cat "$BATS_TEST_TMPDIR/base.yaml")" cfg.yaml $'runtime_env: {pip: [torch]}'
   assert_failure
   assert_output "ERROR: cfg.yaml.runtime_env: unknown field 'pip'; known fields: env_vars"
 }
@@ -174,4 +176,54 @@ check() {
   check "env_vars: {PYTHONPATH: /extra}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
   run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
   assert_output --partial "\"PYTHONPATH\": \"$SHARED_ROOT/common/code/verl/codeA:/extra:\${PYTHONPATH}\""
+}
+
+@test "jobspec: a YAML alias bomb is refused in milliseconds, naming the alias" {
+  local bomb='a: &a ["x","x","x","x","x","x","x","x","x"]'$'\n'
+  local i prev=a
+  for i in b c d e f g h i j; do bomb+="$i: &$i [*$prev,*$prev,*$prev,*$prev,*$prev,*$prev,*$prev,*$prev,*$prev]"$'\n'; prev=$i; done
+  local t0=$SECONDS
+  run check "model: {$(tr '\n' ',' <<<"$bomb")}"
+  ((SECONDS - t0 < 5))
+  assert_failure 1
+  assert_output --regexp '^ERROR: spec.yaml: line [0-9]+ uses a YAML alias \(\*a\); write the value out instead'
+}
+
+@test "jobspec: undecodable bytes and an oversized spec are one ERROR line each" {
+  run submit_check cli spec.yaml $'workload: ppo\nmodel: \xff\xfe' dev.yaml "$(<"$MVP_REPO/templates/configs/dev.yaml")"
+  assert_failure 1
+  assert_output "ERROR: spec.yaml: not UTF-8 text (byte 21); give a YAML file"
+  run submit_check cli spec.yaml "$(head -c 300000 /dev/zero | tr '\0' '#')" dev.yaml "$(<"$MVP_REPO/templates/configs/dev.yaml")"
+  assert_failure 1
+  assert_output --regexp '^ERROR: spec.yaml: 300000 bytes is more than the 262144 a JobSpec or Ray config may have'
+}
+
+@test "jobspec: a type error in env_vars never echoes the value (it may be a secret)" {
+  run check "env_vars: 'MY_API_TOKEN=supersecret123'"
+  assert_failure 1
+  assert_output "ERROR: spec.yaml.env_vars: must be a mapping or empty, got str"
+  refute_output --partial supersecret123
+}
+
+@test "jobspec: symlinks that leave the shared root are refused, never opened" {
+  ln -s /etc/passwd "$SHARED_ROOT/user/code/rf_link.py"
+  run check "reward_fn_path: user/code/rf_link.py"
+  assert_failure 1
+  assert_output "ERROR: reward_fn_path: $SHARED_ROOT/user/code/rf_link.py (a link to /etc/passwd) must be under $SHARED_ROOT/user/code"
+  mkdir -p "$BATS_TEST_TMPDIR/elsewhere/verl"
+  echo 'MARKER = "codeA"' >"$BATS_TEST_TMPDIR/elsewhere/mvp_marker.py"
+  echo '{}' >"$BATS_TEST_TMPDIR/elsewhere/MANIFEST.json"
+  ln -s "$BATS_TEST_TMPDIR/elsewhere" "$SHARED_ROOT/common/code/verl/linked"
+  run check "code_path: common/code/verl/linked"
+  assert_failure 1
+  assert_output "ERROR: code_path: $SHARED_ROOT/common/code/verl/linked (a link to $BATS_TEST_TMPDIR/elsewhere) is outside shared_root $SHARED_ROOT; keep job inputs on shared storage"
+  CODE_ID=linked run check
+  assert_failure 1
+  assert_output --partial "ERROR: CODE_ID: $SHARED_ROOT/common/code/verl/linked (a link to"
+}
+
+@test "jobspec: a shared_root other than the configured SHARED_ROOT is refused" {
+  run check "shared_root: /elsewhere"
+  assert_failure 1
+  assert_output "ERROR: shared_root: /elsewhere is not the configured SHARED_ROOT $SHARED_ROOT; remove shared_root from the JobSpec or run with SHARED_ROOT set to it"
 }
