@@ -64,18 +64,16 @@ check_verl_source() {
 # A port someone answers on is taken. Nodes of ours that are up are skipped:
 # their ports are taken by us.
 check_ports() {
-  local i node ip port
+  local i node taken
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     node=${MVP_NODES[$i]}
     if mvp::rt::node_is_up "$node"; then
       mvp::skip "port check for $node (it is up already)"
       continue
     fi
-    while read -r ip port; do
-      if (: <"/dev/tcp/$ip/$port") 2>/dev/null; then
-        MVP_PROBLEMS+=("port $ip:$port (for $node) is in use; stop what listens there or change MVP_*_PORT / MVP_NODE_PORT_BASE")
-      fi
-    done < <(mvp::rt::node_ports "$i")
+    for taken in $(mvp::ports_taken "$i"); do
+      MVP_PROBLEMS+=("port $taken (for $node) is in use; stop what listens there or change MVP_*_PORT / MVP_NODE_PORT_BASE")
+    done
   done
 }
 

@@ -3,10 +3,26 @@
 # only (--num-cpus=0 --num-gpus=0), with the dashboard on the head's address.
 #
 # Usage: scripts/20_start_head.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# A new head resets workers still running the old cluster's Ray (their job
+# drivers would keep writing into job directories) and archives the jobs the
+# old cluster took with it as LOST. Ports held by something else fail it at once.
 # Safe to re-run: a healthy head (GCS and raylet running, dashboard answering) is a SKIP.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+# A new head means Ray still running on a worker belongs to the cluster that
+# went away, and its job drivers may still be writing into job directories:
+# those nodes are reset (every process in them ends); 21 starts them afresh.
+reset_orphaned_workers() {
+  local node
+  for node in "${MVP_NODES[@]:1}"; do
+    if mvp::rt::node_is_up "$node" && mvp::ray_running_in "$node"; then
+      mvp::log "resetting $node: its Ray (and any job driver) belongs to the head that went away"
+      mvp::rt::reset_node "$node"
+    fi
+  done
+}
 
 main() {
   mvp::init "$@"
@@ -21,6 +37,9 @@ main() {
   [[ $MVP_DRY_RUN == 1 ]] && return 0
   mvp::helper cluster-wait --head
   mvp::info "head up: dashboard $MVP_HOST_DASHBOARD_URL, GCS $MVP_HEAD_IP:$MVP_GCS_PORT"
+  reset_orphaned_workers
+  # Jobs that were running when the old head went away get a record saying so.
+  mvp::helper reconcile
 }
 
 main "$@"

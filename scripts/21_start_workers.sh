@@ -4,6 +4,8 @@
 # then waits until every worker is registered with the head (MVP_NODES_TIMEOUT).
 #
 # Usage: scripts/21_start_workers.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# A worker node that is down (namespace or container gone) is brought back
+# first, as 01 makes it.
 # Safe to re-run: workers whose raylet runs are a SKIP; a dead one is restarted.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
@@ -13,10 +15,16 @@ main() {
   mvp::init "$@"
   mvp::ray_running_in "$MVP_HEAD_NODE" || mvp::die "the Ray head is not running; run scripts/20_start_head.sh first"
   local i node ip old_ids="" pid failed=0
-  local -a starting=() pids=()
+  local -a starting=() pids=() down=()
+  for node in "${MVP_NODES[@]:1}"; do mvp::rt::node_is_up "$node" || down+=("$node"); done
+  if ((${#down[@]})); then
+    # A worker node that died (namespace or container) comes back as 01 makes it.
+    mvp::log "bringing back worker node(s) that are down: ${down[*]}"
+    mvp::rt::up
+  fi
   for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
     node=${MVP_NODES[$i]}
-    mvp::rt::node_is_up "$node" || mvp::die "node $node is not up; run scripts/01_up.sh first"
+    mvp::rt::node_is_up "$node" || mvp::die "node $node is down and the $MVP_RUNTIME runtime could not bring it back; see 00_prereq_check.sh"
     if mvp::ray_running_in "$node"; then
       mvp::skip "Ray worker on $node (raylet running)"
       continue

@@ -46,8 +46,6 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
-    c.add_argument("--wait", action="store_true")
-    c.add_argument("--timeout", type=float)
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
     c.set_defaults(func=module_command("submit", "main"))
 
@@ -55,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
     c.set_defaults(func=module_command("jobctl", "wait_main"))
+
+    c = sub.add_parser("reconcile", help="archive as LOST the jobs of a cluster that went away")
+    c.set_defaults(func=module_command("jobctl", "reconcile_main"))
 
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")

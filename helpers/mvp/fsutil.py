@@ -32,6 +32,16 @@ def write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
         raise
 
 
+def require_free(path: Path, min_mb: int, before: str) -> None:
+    """Refuses, in one line, to start writing where less than min_mb is free."""
+    from .errors import MvpError
+    st = os.statvfs(path)
+    free_mb = st.f_bavail * st.f_frsize // (1 << 20)
+    if free_mb < min_mb:
+        raise MvpError(f"only {free_mb} MB free under {path}, less than MVP_MIN_FREE_MB={min_mb}, before {before}; "
+                       "free some space (or lower MVP_MIN_FREE_MB)")
+
+
 def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 

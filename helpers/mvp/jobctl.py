@@ -14,9 +14,25 @@ def wait_main(args, settings) -> int:
     dash = Dashboard(settings.dashboard_url)
     jobwait.now(dash, args.submission_id)
     result = jobwait.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
-                          args.timeout or settings.job_timeout)
-    log.info(f"job {args.submission_id} ended {result['status']}")
+                          args.timeout or settings.job_timeout, settings.lost_after, settings.node_ray_dirs)
+    log.step(f"job {args.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
+             f"(head: {result['driver_on_head']}); result.json written")
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
+
+
+def reconcile_main(args, settings) -> int:
+    """After a new head: jobs submitted to a cluster that went away before
+    they ended (no result.json, unknown to this Ray) are archived as LOST."""
+    dash = Dashboard(settings.dashboard_url)
+    lost = [sid for sid in jobdir.unfinished(settings.jobs_dir) if dash.job(sid) is None]
+    for sid in lost:
+        jobdir.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
+                             f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
+    if lost:
+        log.warn(f"{len(lost)} job(s) of a cluster that went away archived as LOST: {', '.join(lost)}")
+    else:
+        log.skip("reconciling jobs (every submitted job has ended or is known to Ray)")
+    return 0
 
 
 def logs_main(args, settings) -> int:

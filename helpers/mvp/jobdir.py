@@ -90,13 +90,39 @@ def driver_location(job: dict, node_ips: dict, head_ids: set) -> dict:
             "driver_on_head": (node_id in head_ids) if node_id else None}
 
 
-def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False) -> dict:
+def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> Optional[str]:
+    """Ray's own copy of the driver log, read from the directory of this host
+    that holds the driver node's /tmp/ray (local runtime): it outlives the
+    node's raylet, when the dashboard can no longer serve the log."""
+    ip = (job.get("driver_info") or {}).get("node_ip_address")
+    ray_dir = node_ray_dirs.get(ip)
+    if not ray_dir:
+        return None
+    copies = sorted(Path(ray_dir).glob(f"session_2*/logs/job-driver-{submission_id}.log"))
+    return copies[-1].read_text(encoding="utf-8", errors="replace") if copies else None
+
+
+def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, node_ray_dirs: dict,
+                     redactor: Redactor) -> None:
+    why = "the dashboard is gone"
+    if dash is not None:
+        try:
+            fsutil.write_text(jd / "logs" / "driver.log", redactor.text(dash.job_logs(submission_id)))
+            return
+        except MvpError as exc:
+            why = str(exc)
+    text = _driver_log_on_node(job, submission_id, node_ray_dirs)
+    if text is not None:
+        fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
+    else:
+        fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either\n")
+
+
+def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False,
+             node_ray_dirs: Optional[dict] = None) -> dict:
     """Copies the driver log, takes the final debug bundle and writes result.json."""
     redactor = Redactor.for_job(job)
-    try:
-        fsutil.write_text(jd / "logs" / "driver.log", redactor.text(dash.job_logs(submission_id)))
-    except MvpError as exc:
-        fsutil.write_text(jd / "logs" / "driver.log.missing", f"{exc}\n")
+    _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
     nodes = bundle.collect(dash, jd / "debug", "final", redactor).get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}
     head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
@@ -116,6 +142,34 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     result.update(driver_location(job, node_ips, head_ids))
     fsutil.write_json(jd / "result.json", result)
     return result
+
+
+def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_ray_dirs: dict) -> dict:
+    """The cluster went away before the job ended: what is known of it, with
+    status LOST and the evidence, so the record never says RUNNING forever."""
+    redactor = Redactor.for_job(job)
+    _save_driver_log(jd, None, submission_id, job, node_ray_dirs, redactor)
+    start = job.get("start_time")
+    result = {
+        "submission_id": submission_id, "status": "LOST", "last_ray_status": job.get("status"),
+        "message": redactor.text(evidence), "start_time": _iso(start), "end_time": None,
+        "start_time_ms": start, "end_time_ms": None, "duration_s": None, "driver_exit_code": None,
+        "head_node_ids": [], "timed_out": False, "finalized_at": datetime.now(timezone.utc).isoformat(),
+    }
+    result.update(driver_location(job, {}, set()))
+    fsutil.write_json(jd / "result.json", result)
+    return result
+
+
+def unfinished(jobs: Path) -> list:
+    """Ids of submitted jobs whose directory has no result.json yet."""
+    out = []
+    for sid in sorted(names(jobs)):
+        jd = jobs / sid
+        if not (jd / "result.json").exists() and any(
+                e.get("event") == "submitted" for e in fsutil.read_json_lines(jd / "logs" / "submit.log")):
+            out.append(sid)
+    return out
 
 
 def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, dry_run: bool) -> None:

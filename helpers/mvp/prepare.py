@@ -5,6 +5,7 @@ files names the same source and every file's sha256 matches, so a truncated
 or edited file is rebuilt. Files are written under temp names and renamed, the
 manifest last, so an interrupted run leaves nothing under a final name that a
 later run would trust."""
+import errno
 import os
 import shutil
 import sys
@@ -39,10 +40,14 @@ def _write_set(directory: Path, tables: dict, source: str, extra: dict) -> dict:
     # Whatever was there is no longer trusted until the new manifest lands.
     (directory / "MANIFEST.json").unlink(missing_ok=True)
     temps = {}
-    for name, table in tables.items():
-        tmp = directory / f"{fsutil.TMP_PREFIX}{name}.{os.getpid()}"
-        pq.write_table(table, tmp)
-        temps[name] = tmp
+    try:
+        for name, table in tables.items():
+            tmp = temps[name] = directory / f"{fsutil.TMP_PREFIX}{name}.{os.getpid()}"
+            pq.write_table(table, tmp)
+    except BaseException:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        raise
     if os.environ.get(PAUSE_ENV) == "1":
         print(f"{PAUSE_ENV}: pid {os.getpid()} paused before renaming {sorted(map(str, temps.values()))}",
               file=sys.stderr, flush=True)
@@ -60,7 +65,7 @@ def _rows_text(manifest: dict) -> str:
     return "+".join(str(m["rows"]) for m in manifest["files"].values())
 
 
-def prepare_data(shared_root: Path, source_setting: str, force: bool) -> None:
+def prepare_data(shared_root: Path, source_setting: str, force: bool, min_free_mb: int) -> None:
     import pyarrow as pa
     source_key = source_setting if source_setting in ("hf", "synthetic") else f"dir:{Path(source_setting).resolve()}"
     rl_dir, sft_dir = Layout(shared_root).gsm8k, Layout(shared_root).gsm8k_sft
@@ -72,6 +77,7 @@ def prepare_data(shared_root: Path, source_setting: str, force: bool) -> None:
         log.skip(f"GSM8K SFT parquet ({sft_dir}: manifest and sha256 match, {_rows_text(sft_ok)} rows)")
     if rl_ok and sft_ok:
         return
+    fsutil.require_free(shared_root, min_free_mb, "building the GSM8K parquet")
     t0 = time.perf_counter()
     splits, data_source, source = gsm8k.read_source(source_setting)
     if not rl_ok:
@@ -149,9 +155,18 @@ def _download(model_id: str, dest: Path, shared_root: Path) -> None:
 
 def main(args, settings) -> int:
     root = settings.shared_root
-    prepare_data(root, settings.gsm8k_source, args.force)
-    if settings.skip_model:
-        log.skip("model (MVP_SKIP_MODEL=1)")
-        return 0
-    prepare_model(root, settings.model_id, settings.model_source)
+    try:
+        prepare_data(root, settings.gsm8k_source, args.force, settings.min_free_mb)
+        if settings.skip_model:
+            log.skip("model (MVP_SKIP_MODEL=1)")
+            return 0
+        prepare_model(root, settings.model_id, settings.model_source)
+    except OSError as exc:
+        # pyarrow reports a full disk as OSError with the text, not always the errno.
+        if exc.errno != errno.ENOSPC and "No space left" not in str(exc):
+            raise
+        # Every file is written under a temp name and renamed: nothing
+        # half-written is left as final; the next run removes the temps.
+        raise MvpError(f"no space left under {root} while preparing data and model; free space "
+                       "and run scripts/30_prepare_data_and_model.sh again") from None
     return 0

@@ -17,6 +17,10 @@ def _flag(value: str) -> bool:
     return value == "1"
 
 
+def _pairs(value: str) -> dict:
+    return dict(word.split("=", 1) for word in value.split())
+
+
 # attribute: (variable, conversion). Read lazily, one variable per attribute:
 # a command needs only the settings it reads.
 FIELDS = {
@@ -30,6 +34,9 @@ FIELDS = {
     "gpus_per_worker": ("MVP_GPUS_PER_WORKER", int),
     "job_timeout": ("MVP_JOB_TIMEOUT", float),
     "nodes_timeout": ("MVP_NODES_TIMEOUT", float),
+    "lost_after": ("MVP_LOST_AFTER_S", float),
+    "min_free_mb": ("MVP_MIN_FREE_MB", int),
+    "node_ray_dirs": ("MVP_NODE_RAY_DIRS", _pairs),
     "code_id": ("CODE_ID", str),
     "verl_src": ("MVP_VERL_SRC", Path),
     "gsm8k_source": ("MVP_GSM8K_SOURCE", str),

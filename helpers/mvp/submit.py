@@ -13,7 +13,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bundle, fsutil, jobdir, jobspec, jobwait, log, redact
+from . import bundle, fsutil, jobdir, jobspec, log, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -113,11 +113,19 @@ def main(args, settings) -> int:
     if dash.job(plan.submission_id) is not None:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
+    fsutil.require_free(plan.shared_root, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
     job_dir = jobdir.claim(plan.job_dir)
     # The submit-time debug bundle is taken while Ray takes the job: its HTTP
     # calls overlap the Ray CLI's (or SDK's) second of Python start-up.
-    kinds = []
-    collector = threading.Thread(target=lambda: kinds.extend(bundle.collect(dash, job_dir / "debug", "submit", redactor)))
+    kinds, bundle_errors = [], []
+
+    def take_bundle() -> None:
+        try:
+            kinds.extend(bundle.collect(dash, job_dir / "debug", "submit", redactor))
+        except OSError as exc:  # a full disk must not kill the submission half-way
+            bundle_errors.append(f"{exc.strerror or exc}")
+
+    collector = threading.Thread(target=take_bundle)
     try:
         for name, text in files.items():
             fsutil.write_text(job_dir / "config" / name, text)
@@ -132,20 +140,20 @@ def main(args, settings) -> int:
         if not _ray_knows(dash, plan.submission_id):
             shutil.rmtree(job_dir, ignore_errors=True)
         raise
-    fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps({
-        "event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
-        "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}) + "\n")
+    # Ray runs the job from here on: whatever fails now, its id is printed.
+    print(plan.submission_id, flush=True)
+    event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
+             "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
+    if bundle_errors:
+        event["debug_bundle_error"] = bundle_errors[0]
+    try:
+        fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps(event) + "\n")
+    except OSError as exc:
+        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir}/logs/submit.log "
+                       f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
     log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
-        f"job directory {job_dir}; debug bundle: {', '.join(kinds)}")
-    status = 0
-    if args.wait:
-        timeout = args.timeout or settings.job_timeout
-        result = jobwait.wait(job_dir, dash, plan.submission_id, timeout)
-        log.step(f"job {plan.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
-            f"(head: {result['driver_on_head']}); result.json written")
-        status = 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
-    print(plan.submission_id)
-    return status
+             f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
+    return 0
 
 
 def _ray_knows(dash: Dashboard, submission_id: str) -> bool:

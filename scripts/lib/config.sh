@@ -117,6 +117,9 @@ mvp::config::derive() {
   MVP_NODES=("$MVP_HEAD_NODE")
   local i
   for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+  mvp::rt::node_ray_dirs
+  [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
+  [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
 }
 
 # mvp::layout NAME: the host's path of the shared-root directory NAME, from

@@ -10,6 +10,7 @@ mvp::helper_env() {
     "MVP_DASHBOARD_URL=$MVP_DASHBOARD_URL" "MVP_HEAD_IP=$MVP_HEAD_IP" "MVP_WORKER_IPS=$MVP_WORKER_IPS"
     "MVP_WORKERS=$MVP_WORKERS" "MVP_GPUS_PER_WORKER=$MVP_GPUS_PER_WORKER"
     "MVP_JOB_TIMEOUT=$MVP_JOB_TIMEOUT" "MVP_NODES_TIMEOUT=$MVP_NODES_TIMEOUT"
+    "MVP_LOST_AFTER_S=$MVP_LOST_AFTER_S" "MVP_MIN_FREE_MB=$MVP_MIN_FREE_MB" "MVP_NODE_RAY_DIRS=$MVP_NODE_RAY_DIRS"
     "CODE_ID=$CODE_ID" "MVP_VERL_SRC=$MVP_NODE_VERL_SRC"
     "MVP_GSM8K_SOURCE=$MVP_GSM8K_SOURCE" "MVP_MODEL_ID=$MVP_MODEL_ID"
     "MVP_MODEL_SOURCE=$MVP_MODEL_SOURCE" "MVP_SKIP_MODEL=$MVP_SKIP_MODEL"
@@ -22,29 +23,30 @@ mvp::helper_env() {
 # mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
 # command belongs. The one rule:
 # - host: commands that only speak HTTP to the dashboard and read the shared
-#   root (status, cluster-wait, node-ids, logs, stop) run on this host with
-#   the standard library, so they work while the head is down;
+#   root (status, cluster-wait, node-ids, logs, stop, wait, reconcile) run on
+#   this host with the standard library, so they work, and a wait survives,
+#   while the head is down;
 # - data: commands that need pyarrow/PyYAML (prepare, snapshot, nightly) run
 #   on this host when the runtime's nodes see this host's files and venv
 #   (MVP_HOST_SEES_NODE_FILES=1, local), else on the head;
-# - head: everything else (submit, wait) runs on the head: jobs are
-#   submitted from the head, as the seed requires.
+# - head: everything else (submit) runs on the head: jobs are submitted
+#   from the head, as the seed requires.
 mvp::helper() {
   local place=head
   case $1 in
-    status|cluster-wait|node-ids|logs|stop) place=host ;;
+    status|cluster-wait|node-ids|logs|stop|wait|reconcile) place=host ;;
     prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
   esac
   local -a env=()
   mapfile -d '' env < <(mvp::helper_env)
-  local rc=0
+  local helper_rc=0
   if [[ $place == host ]]; then
     env "${env[@]}" "SHARED_ROOT=$MVP_HOST_SHARED_DIR" "MVP_DASHBOARD_URL=$MVP_HOST_DASHBOARD_URL" \
-      "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@" || rc=$?
+      "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@" || helper_rc=$?
   else
-    mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@" || rc=$?
+    mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@" || helper_rc=$?
   fi
   # Exit 1 is the helper's clean answer (its one ERROR line, or a verdict
-  # such as "cluster DOWN"): mvp::on_err adds nothing to it.
-  return "$rc"
+  # such as "cluster DOWN"): mvp::on_err knows this line and adds nothing.
+  return "$helper_rc"
 }

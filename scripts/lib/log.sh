@@ -17,7 +17,8 @@ mvp::on_err() {
   local rc=$? i
   # The helper's clean answer (exit 1) said all there is; a crash (other
   # codes) gets the frames.
-  [[ ${FUNCNAME[1]:-} == mvp::helper && $rc == 1 ]] && return 0
+  # shellcheck disable=SC2016  # the text of mvp::helper's last line
+  [[ $BASH_COMMAND == 'return "$helper_rc"' && $rc == 1 ]] && return 0
   printf 'ERROR: command failed (exit %s): %s\n' "$rc" "$BASH_COMMAND" >&2
   for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
     printf '  at %s (%s:%s)\n' "${FUNCNAME[$i]}" "${BASH_SOURCE[$i]##*/}" "${BASH_LINENO[$((i - 1))]}" >&2

@@ -23,6 +23,18 @@ mvp::node_ip() {
   if ((index == 0)); then echo "$MVP_HEAD_IP"; else echo "${MVP_WORKER_IP_LIST[$((index - 1))]}"; fi
 }
 
+# mvp::ports_taken INDEX: "IP:PORT" of each port node INDEX's Ray will bind
+# on this host's network (mvp::rt::node_ports) that something answers on
+# already: ray start would fail on it, or worse, carry on without its
+# dashboard and leave 20 waiting.
+mvp::ports_taken() {
+  local ip port
+  while read -r ip port; do
+    if (: <"/dev/tcp/$ip/$port") 2>/dev/null; then echo "$ip:$port"; fi
+  done < <(mvp::rt::node_ports "$1")
+  return 0
+}
+
 # Is Ray's raylet (and, on the head, the GCS) running inside the node?
 mvp::ray_running_in() {
   local node=$1
@@ -46,5 +58,8 @@ mvp::ray_start() {
     mvp::log "stopping what is left of an earlier Ray in $node"
     mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
   fi
+  local taken
+  taken=$(mvp::ports_taken "$index" | xargs)
+  [[ -z $taken ]] || mvp::die "port(s) $taken of $node are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
   mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
 }

@@ -21,17 +21,18 @@ mvp::rt::derive() {
   MVP_HOST_DASHBOARD_URL=http://127.0.0.1:$MVP_DASHBOARD_PORT
 }
 
+# The containers' /tmp/ray is not visible from this host.
+mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
+
 # Each container has its own network namespace: Ray's default ports do not
 # collide, and the dashboard listens on all interfaces inside the head
 # (docker-compose.yaml publishes it on the host's loopback only).
 mvp::rt::ray_start_args() { :; }
 mvp::rt::dashboard_bind() { echo "0.0.0.0 8265"; }
 
-# "IP PORT" lines for the prerequisite check: only the published dashboard.
-mvp::rt::node_ports() {
-  (($1 == 0)) && echo "127.0.0.1 $MVP_DASHBOARD_PORT"
-  return 0
-}
+# "IP PORT" lines of what Ray will bind on this host's network: nothing, each
+# container has its own (the published dashboard port is checked by prereq).
+mvp::rt::node_ports() { :; }
 
 # The settings docker-compose.yaml interpolates.
 mvp::rt::compose() {
@@ -66,6 +67,9 @@ mvp::rt::exec() {
 }
 
 mvp::rt::prereq() {
+  if ! mvp::rt::node_is_up "$MVP_HEAD_NODE" && (: <"/dev/tcp/127.0.0.1/$MVP_DASHBOARD_PORT") 2>/dev/null; then
+    MVP_PROBLEMS+=("port 127.0.0.1:$MVP_DASHBOARD_PORT (for $MVP_HEAD_NODE: its dashboard, published) is in use; stop what listens there or change MVP_DASHBOARD_PORT")
+  fi
   command -v docker >/dev/null || { MVP_PROBLEMS+=("docker is missing; install Docker Engine with the compose plugin"); return 0; }
   docker compose version >/dev/null 2>&1 || MVP_PROBLEMS+=("docker compose is missing; install the docker-compose-plugin package")
   docker info >/dev/null 2>&1 || MVP_PROBLEMS+=("the Docker engine does not answer; start it (systemctl start docker) or check your permissions")
@@ -93,6 +97,9 @@ mvp::rt::up() {
   mvp::run mkdir -p "$MVP_HOST_SHARED_DIR"
   mvp::rt::compose up -d
 }
+
+# Ends every process in the container and starts it empty.
+mvp::rt::reset_node() { mvp::run docker restart "$1" >/dev/null; }
 
 mvp::rt::down() {
   local node any=0

@@ -19,6 +19,16 @@ mvp::rt::derive() {
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
 }
 
+# "IP=DIR" words: where this host sees each node's /tmp/ray (its Ray logs
+# outlive the node's raylet). Needs the node addresses: config.sh calls it.
+mvp::rt::node_ray_dirs() {
+  local i
+  MVP_NODE_RAY_DIRS=""
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    MVP_NODE_RAY_DIRS+="${MVP_NODE_RAY_DIRS:+ }$(mvp::node_ip "$i")=$(mvp::rt::node_dir "${MVP_NODES[$i]}")/tmp-ray"
+  done
+}
+
 # Nodes share the host's network, so every port a node opens is pinned:
 # node k's at MVP_NODE_PORT_BASE + 1000*k.
 mvp::rt::ray_start_args() {
@@ -146,6 +156,9 @@ mvp::rt::down_node() {
   fi
   rm -f "$dir/init.pid"
 }
+
+# Ends every process in the node (its PID namespace) and starts it empty.
+mvp::rt::reset_node() { mvp::rt::down_node "$1" && mvp::rt::up_node "$1"; }
 
 mvp::rt::pid_gone() { [[ ! -e /proc/$1 ]]; }
 

@@ -9,10 +9,11 @@
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
+  local wait=0
   set -- "$@" "${MVP_ARGS[@]}"
   while (($#)); do
     case $1 in
-      --wait) args+=(--wait) ;;
+      --wait) wait=1 ;;
       --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
       --configured-model) args+=(--configured-model) ;;
       -*) mvp::die "unknown option '$1'; see --help" ;;
@@ -28,5 +29,14 @@ mvp::submit() {
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
-  mvp::helper "${args[@]}" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")
+  local out rc=0
+  out=$(mvp::helper "${args[@]}" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
+  # An id Ray accepted is printed even when something failed after (the
+  # helper's ERROR line says what).
+  [[ -z $out ]] || printf '%s\n' "$out"
+  ((rc == 0)) || exit "$rc"
+  ((wait)) && [[ $MVP_DRY_RUN != 1 ]] || return 0
+  # The wait runs on this host, not in the head: it outlives a head that dies
+  # and archives the job as LOST then. The id stays the last stdout line.
+  mvp::helper wait "${out##*$'\n'}"
 }

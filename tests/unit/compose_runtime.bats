@@ -160,7 +160,7 @@ quoted() { printf '%q ' "$@"; }
   assert_failure
   assert_output --partial "PROBLEM: no verl source at $BATS_TEST_TMPDIR/no-verl; git clone https://github.com/volcengine/verl.git"
   assert_output --partial "PROBLEM: nvidia-smi lists 4 GPUs, the cluster needs 8"
-  assert_output --partial "PROBLEM: port 127.0.0.1:$MVP_DASHBOARD_PORT (for mvp11-ray-head) is in use"
+  assert_output --partial "PROBLEM: port 127.0.0.1:$MVP_DASHBOARD_PORT (for mvp11-ray-head: its dashboard, published) is in use"
   assert_output --partial "ERROR: 3 problem(s) found"
 }
 
