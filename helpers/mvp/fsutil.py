@@ -35,6 +35,8 @@ def write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
 def require_free(path: Path, min_mb: int, before: str) -> None:
     """Refuses, in one line, to start writing where less than min_mb is free."""
     from .errors import MvpError
+    while not path.exists() and path != path.parent:  # the file system it will be made on
+        path = path.parent
     st = os.statvfs(path)
     free_mb = st.f_bavail * st.f_frsize // (1 << 20)
     if free_mb < min_mb:

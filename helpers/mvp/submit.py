@@ -113,7 +113,7 @@ def main(args, settings) -> int:
     if dash.job(plan.submission_id) is not None:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
-    fsutil.require_free(plan.shared_root, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
+    fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
     job_dir = jobdir.claim(plan.job_dir)
     # The submit-time debug bundle is taken while Ray takes the job: its HTTP
     # calls overlap the Ray CLI's (or SDK's) second of Python start-up.
@@ -133,12 +133,14 @@ def main(args, settings) -> int:
         collector.start()
         output = _submit_cli(plan, redactor) if args.via == "cli" else _submit_sdk(plan)
         collector.join()
-    except BaseException:
+    except BaseException as exc:
         if collector.is_alive():
             collector.join()
         # Nothing half-made stays behind, unless Ray took the job after all.
         if not _ray_knows(dash, plan.submission_id):
             shutil.rmtree(job_dir, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
         raise
     # Ray runs the job from here on: whatever fails now, its id is printed.
     print(plan.submission_id, flush=True)

@@ -31,12 +31,13 @@ mvp::submit() {
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
   out=$(mvp::helper "${args[@]}" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
-  # An id Ray accepted is printed even when something failed after (the
-  # helper's ERROR line says what).
+  if ((rc == 0 && wait)) && [[ $MVP_DRY_RUN != 1 ]]; then
+    # The wait runs on this host, not in the head: it outlives a head that
+    # dies, and archives the job as LOST then. (The id is in the log above.)
+    mvp::helper wait "${out##*$'\n'}" || rc=$?
+  fi
+  # The id last on stdout, also when something failed after Ray accepted the
+  # job (the helper's ERROR line says what).
   [[ -z $out ]] || printf '%s\n' "$out"
   ((rc == 0)) || exit "$rc"
-  ((wait)) && [[ $MVP_DRY_RUN != 1 ]] || return 0
-  # The wait runs on this host, not in the head: it outlives a head that dies
-  # and archives the job as LOST then. The id stays the last stdout line.
-  mvp::helper wait "${out##*$'\n'}"
 }

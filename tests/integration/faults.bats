@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# Hostile input and faults on a real local cluster (the CPU stand-in for verl
+# as the trainer): secrets, one-line refusals, a full disk, a head and a
+# worker killed under a running job. Each case failed on the runbook before
+# the hardening work; the README's "what survives what" table is built from
+# these tests. Tests run in file order: the later ones kill nodes.
+
+setup_file() {
+  load ../test_helper/common
+  mvp_isolate "$BATS_FILE_TMPDIR"
+  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/cluster.log MVP_LOST_AFTER_S=5
+  # Job directories live on a small tmpfs of their own, so a test can fill
+  # it; mounted before the nodes exist, so every node sees it.
+  mkdir -p "$SHARED_ROOT/jobs"
+  mount -t tmpfs -o size=64m mvp-test-jobs "$SHARED_ROOT/jobs"
+  # A variable of the operator's shell that must never reach Ray or a job.
+  export OPERATOR_CANARY=operator-canary-value
+  mvp_cluster_up
+  unset OPERATOR_CANARY
+  mvp_prepare_inputs standin || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_FILE_TMPDIR/ppo.yaml"
+}
+
+teardown_file() {
+  load ../test_helper/common
+  mvp_cluster_down
+  umount "$SHARED_ROOT/jobs" 2>/dev/null || true
+  umount "$BATS_FILE_TMPDIR/small" 2>/dev/null || true
+}
+
+setup() {
+  load ../test_helper/common
+  SPEC=$BATS_FILE_TMPDIR/ppo.yaml
+}
+
+# What a test may leave when it fails half-way: a full disk, a mount.
+teardown() {
+  rm -f "$SHARED_ROOT/jobs/.filler"
+  if mountpoint -q "$BATS_FILE_TMPDIR/small"; then umount "$BATS_FILE_TMPDIR/small"; fi
+  rm -f "$BATS_TEST_TMPDIR/polling"
+}
+
+# spec_with LINE...: the PPO template with these top-level lines appended.
+spec_with() {
+  local out=$BATS_TEST_TMPDIR/spec-$RANDOM.yaml
+  { cat "$SPEC"; printf '%s\n' "$@"; } >"$out"
+  echo "$out"
+}
+
+# Host PIDs of the raylet of node NAME.
+raylet_of() {
+  local init ns pid
+  init=$(<"$MVP_STATE_DIR/nodes/$1/init.pid")
+  ns=$(readlink "/proc/$init/ns/pid")
+  for pid in $(mvp_node_processes); do
+    [[ $(readlink "/proc/$pid/ns/pid" 2>/dev/null) == "$ns" && $(cat "/proc/$pid/comm" 2>/dev/null) == raylet ]] && echo "$pid"
+  done
+  return 0
+}
+
+# The node (mvp11-ray-worker-N) whose address is IP.
+node_at() {
+  local i
+  for i in 1 2; do [[ $1 == "$MVP_TEST_NET.$((i + 2))" ]] && echo "mvp11-ray-worker-$((i - 1))"; done
+  return 0
+}
+
+# Waits until job ID runs and prints the address of its driver.
+driver_ip_when_running() {
+  local i job
+  for ((i = 0; i < 300; i++)); do
+    job=$(curl -fsS "$MVP_DASHBOARD/api/jobs/$1" 2>/dev/null) || job='{}'
+    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
+      jq -r .driver_info.node_ip_address <<<"$job"
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+@test "faults: a variable exported in the shell that started the nodes reaches neither Ray's daemons nor jobs" {
+  local pid
+  for node in mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1; do
+    pid=$(raylet_of "$node")
+    [[ -n $pid ]]
+    run grep -c -a OPERATOR_CANARY "/proc/$pid/environ"
+    assert_output 0
+  done
+}
+
+@test "faults: no secret on any process's argv during a whole --wait submission, and in no file under the shared root or the state dir" {
+  local secret=MY-API-TOKEN-value-f00d
+  local spec
+  spec=$(spec_with "env_vars: {MY_API_TOKEN: $secret}")
+  printf '%s\n' "$secret" >"$BATS_TEST_TMPDIR/pattern"
+  # The poller reads the secret from a file: grep -f keeps it off grep's own argv.
+  touch "$BATS_TEST_TMPDIR/polling"
+  (while [[ -e $BATS_TEST_TMPDIR/polling ]]; do
+    grep -l -a -F -f "$BATS_TEST_TMPDIR/pattern" /proc/[0-9]*/cmdline 2>/dev/null >>"$BATS_TEST_TMPDIR/hits" || true
+    echo . >>"$BATS_TEST_TMPDIR/rounds"
+    sleep 0.05
+  done) &
+  local poller=$!
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait --override +mvp_standin.expect_env=MY_API_TOKEN
+  rm -f "$BATS_TEST_TMPDIR/polling"
+  wait "$poller"
+  assert_success
+  run cat "$BATS_TEST_TMPDIR/hits"
+  assert_output ""
+  # The poller looked all along (a job of several seconds: dozens of rounds).
+  (($(wc -l <"$BATS_TEST_TMPDIR/rounds") > 20))
+  run grep -r -l -a -F -f "$BATS_TEST_TMPDIR/pattern" "$SHARED_ROOT" "$MVP_STATE_DIR"
+  assert_output ""
+  run bash -c 'ls /tmp/mvp-runtime-env-* 2>/dev/null'
+  assert_output ""
+}
+
+@test "faults: one job's secret never appears in a later job's debug bundle (job list, actors), from the JobSpec or the Ray config" {
+  local secret=supersecret123-of-job-a
+  printf '%s\n' "$secret" >"$BATS_TEST_TMPDIR/pattern"
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: $secret}")" --wait
+  assert_success
+  # A Ray config whose runtime_env carries a secret, through 44.
+  printf 'entrypoint_resources: {worker_node: 1}\nruntime_env: {env_vars: {CFG_SECRET: %s-cfg}}\n' "$secret" \
+    >"$BATS_TEST_TMPDIR/cfg.yaml"
+  run "$MVP_REPO/scripts/44_submit_sdk.sh" "$BATS_TEST_TMPDIR/cfg.yaml" "$SPEC" --wait
+  assert_success
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --wait
+  assert_success
+  local later
+  later=$(last_line)
+  ls "$SHARED_ROOT/jobs/$later/debug/"*_job_list.json >/dev/null
+  run grep -r -l -a -F -f "$BATS_TEST_TMPDIR/pattern" "$SHARED_ROOT/jobs"
+  assert_output ""
+  # Nothing under a job directory is readable by others.
+  run find "$SHARED_ROOT/jobs/$later/config" "$SHARED_ROOT/jobs/$later/debug" "$SHARED_ROOT/jobs/$later/logs" -perm /o=r
+  assert_output ""
+}
+
+@test "faults: every refusal through 43 is exactly one ERROR line (no frames), alias bombs and oversized specs included, in seconds" {
+  local bomb='bomb: {a: &a [x, x, x, x, x, x, x, x, x]' prev=a name
+  for name in b c d e f g h i j; do bomb+=", $name: &$name [*$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev, *$prev]"; prev=$name; done
+  bomb+='}'
+  ln -sf /etc/passwd "$SHARED_ROOT/user/code/rf_link.py"
+  local -a cases=(
+    "trainer_overide: {}"
+    "dataset: datasets/gsm8k/train.parquet"
+    "workload: dpo"
+    "trainer_overrides: {'bad key': 1}"
+    "env_vars: 'MY_API_TOKEN=supersecret-in-a-type-error'"
+    "shared_root: /elsewhere"
+    "reward_fn_path: user/code/rf_link.py"
+    "model: /etc"
+    "ray: {address: 12}"
+    "${bomb/bomb/model}"
+  )
+  local c spec t0
+  for c in "${cases[@]}" BINARY HUGE; do
+    case $c in
+      BINARY) spec=$BATS_TEST_TMPDIR/binary.yaml; head -c 4096 /dev/urandom >"$spec" ;;
+      HUGE) spec=$BATS_TEST_TMPDIR/huge.yaml; { cat "$SPEC"; head -c 300000 /dev/zero | tr '\0' '#'; } >"$spec" ;;
+      *) spec=$(spec_with "$c") ;;
+    esac
+    t0=$SECONDS
+    run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$spec"
+    ((SECONDS - t0 < 10)) || { echo "case '$c' took $((SECONDS - t0))s"; false; }
+    [[ $status == 1 ]] || { echo "case '$c': exit $status"; false; }
+    # Timestamped lines are the scripts' own log; everything else is the answer.
+    local answer
+    answer=$(grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr" || true)
+    [[ $(wc -l <<<"$answer") == 1 && $answer == ERROR:* ]] || { echo "case '${c:0:60}': $answer"; false; }
+    [[ $answer != *supersecret* ]]
+  done
+  rm -f "$SHARED_ROOT/user/code/rf_link.py"
+}
+
+@test "faults: a shared root with 24 KB free: refused before a job directory is claimed, one line, Ray never sees a job; ENOSPC in 30 is one line" {
+  local before jobs_before avail
+  before=$(ls "$SHARED_ROOT/jobs" | sort)
+  jobs_before=$(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length)
+  avail=$(df --output=avail -B1 "$SHARED_ROOT/jobs" | tail -n 1)
+  fallocate -l $((avail - 24 * 1024)) "$SHARED_ROOT/jobs/.filler"
+  MVP_MIN_FREE_MB=1 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC"
+  assert_failure 1
+  [[ $(grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr") == "ERROR: only 0 MB free under $SHARED_ROOT/jobs, less than MVP_MIN_FREE_MB=1"* ]]
+  # Past the check (MVP_MIN_FREE_MB=0) the disk really is full: still one line.
+  MVP_MIN_FREE_MB=0 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC"
+  assert_failure 1
+  run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
+  assert_output --regexp '^ERROR: could not write .* \(No space left on device\); nothing was submitted$'
+  rm "$SHARED_ROOT/jobs/.filler"
+  [[ $(ls "$SHARED_ROOT/jobs" | sort) == "$before" ]]
+  [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length) == "$jobs_before" ]]
+  # 30 on a 1 MB shared root: one line, before and while building, no file left.
+  local small=$BATS_FILE_TMPDIR/small
+  mkdir -p "$small" && mount -t tmpfs -o size=1m mvp-test-small "$small"
+  run --separate-stderr "$MVP_REPO/scripts/30_prepare_data_and_model.sh" --shared-root "$small"
+  assert_failure 1
+  [[ $(grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr") == "ERROR: only 0 MB free under $small, less than MVP_MIN_FREE_MB="* ]]
+  MVP_MIN_FREE_MB=0 run --separate-stderr "$MVP_REPO/scripts/30_prepare_data_and_model.sh" --shared-root "$small"
+  assert_failure 1
+  run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
+  assert_output "ERROR: no space left under $small while preparing data and model; free space and run scripts/30_prepare_data_and_model.sh again"
+  run find "$small" -type f
+  assert_output ""
+  umount "$small"
+}
+
+@test "faults: 20_start_head.sh fails within seconds, in one line, when the dashboard port is taken" {
+  "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
+  python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' \
+    "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
+  local holder=$! i
+  for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/ready ]] && break; sleep 0.1; done
+  "$MVP_REPO/scripts/01_up.sh" >/dev/null 2>&1
+  local t0=$SECONDS
+  run --separate-stderr "$MVP_REPO/scripts/20_start_head.sh"
+  kill "$holder"
+  assert_failure 1
+  ((SECONDS - t0 < 15))
+  run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
+  assert_output "ERROR: port(s) $MVP_HEAD_IP:$MVP_DASHBOARD_PORT of mvp11-ray-head are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
+  mvp_cluster_up
+}
+
+@test "faults: the head killed under --wait: the wait says so and archives LOST; the next bring-up resets the workers (no orphan driver writes on) and marks the other running job LOST" {
+  local other waited=faults-head-$RANDOM
+  other=$("$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2 2>/dev/null | tail -n 1)
+  "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $waited")" --wait \
+    --override +mvp_standin.step_seconds=2 >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  driver_ip_when_running "$waited" >/dev/null
+  driver_ip_when_running "$other" >/dev/null
+  sleep 3
+  kill -KILL "$(<"$MVP_STATE_DIR/nodes/mvp11-ray-head/init.pid")"
+  run wait "$waiter"
+  assert_failure 1
+  [[ $(tail -n 1 "$BATS_TEST_TMPDIR/wait.out") == "$waited" ]]
+  run cat "$BATS_TEST_TMPDIR/wait.err"
+  assert_output --partial "the cluster went away"
+  refute_output --partial "Traceback"
+  [[ $(job_json "$waited" result.json .status) == LOST ]]
+  [[ $(job_json "$waited" result.json .last_ray_status) == RUNNING ]]
+  job_json "$waited" result.json .message | grep -q "does not answer"
+  # Bring-up again: 01 brings the head node back, 20 resets the workers and reconciles.
+  run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run "$MVP_REPO/scripts/20_start_head.sh"
+  assert_success
+  assert_output --partial "resetting mvp11-ray-worker-0"
+  assert_output --partial "1 job(s) of a cluster that went away archived as LOST: $other"
+  [[ $(job_json "$other" result.json .status) == LOST ]]
+  # No driver of the old cluster writes into its job directory any more.
+  local d1 d2
+  d1=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -newermt '-0 seconds' 2>/dev/null | wc -l; find "$SHARED_ROOT/jobs/$waited/checkpoints" "$SHARED_ROOT/jobs/$other/checkpoints" | sort | sha256sum)
+  sleep 6
+  d2=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -newermt '-0 seconds' 2>/dev/null | wc -l; find "$SHARED_ROOT/jobs/$waited/checkpoints" "$SHARED_ROOT/jobs/$other/checkpoints" | sort | sha256sum)
+  [[ $d1 == "$d2" ]]
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  run "$MVP_REPO/scripts/50_status.sh"
+  assert_success
+}
+
+@test "faults: the worker holding the driver killed: FAILED, driver.log copied from the node's own Ray logs, 51 shows it, 21 brings the node back" {
+  local id=faults-worker-$RANDOM ip node
+  "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
+    --override +mvp_standin.step_seconds=1 >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id")
+  node=$(node_at "$ip")
+  [[ -n $node ]]
+  sleep 3
+  kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
+  run wait "$waiter"
+  assert_failure 1
+  [[ $(job_json "$id" result.json .status) == FAILED ]]
+  run grep -c "^MVP_PRECHECK_MARKER=standin$" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 1
+  run "$MVP_REPO/scripts/51_logs.sh" "$id"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  assert_output --partial "bringing back worker node(s) that are down: $node"
+  run "$MVP_REPO/scripts/50_status.sh" --json
+  assert_success
+  jq -e '.cluster.workers | length == 2' <<<"$output"
+}
