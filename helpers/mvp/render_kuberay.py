@@ -25,8 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from . import jobspec, plan as plan_mod, redact
+from . import jobspec, log, plan as plan_mod, redact
 from .errors import MvpError
+from .layout import Layout
 
 POD_SHARED_ROOT = "/private"
 REPO = Path(__file__).resolve().parents[2]
@@ -136,7 +137,8 @@ def pvc(k: K8s) -> dict:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(k, k.pvc), "spec": spec}
 
 
-def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission_id: str, overrides: tuple) -> dict:
+def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission_id: str, overrides: tuple,
+               configured_model: bool) -> dict:
     volumes, mounts = _volume(k)
     # $(VAR) is expanded by Kubernetes from the container's environment, where
     # KubeRay puts RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID.
@@ -145,7 +147,7 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
     command = ["python3", "-m", "mvp", "submit", "--via", "cli",
                "--jobspec-name", spec_name, "--jobspec-text", spec_text,
                "--ray-config-name", "templates/configs/dev.yaml", "--ray-config-text", yaml.safe_dump(cfg, sort_keys=False),
-               "--submission-id", submission_id, "--wait"]
+               "--submission-id", submission_id, "--wait"] + (["--configured-model"] if configured_model else [])
     for item in overrides:
         command += ["--override", item]
     env = [{"name": "SHARED_ROOT", "value": POD_SHARED_ROOT}, {"name": "MVP_RUNTIME", "value": "kuberay"},
@@ -160,7 +162,8 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
         "resources": _resources("500m", "1Gi")}]}}
 
 
-def _job_spec(k: K8s, plan, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str) -> dict:
+def _job_spec(k: K8s, plan, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str,
+              configured_model: bool = False) -> dict:
     secret = sorted(n for n in plan.env_vars if redact.is_secret(n))
     if secret:
         raise MvpError(f"env_vars {', '.join(secret)}: a manifest is a file and secrets never go in files; "
@@ -179,15 +182,20 @@ def _job_spec(k: K8s, plan, spec_name: str, spec_text: str, cfg_text: str, overr
         "activeDeadlineSeconds": k.job_timeout + k.start_margin,
         "submissionMode": "K8sJobMode",
         "submitterConfig": {"backoffLimit": 0},
-        "submitterPodTemplate": _submitter(k, spec_name, spec_text, cfg_text, submission_id, overrides),
+        "submitterPodTemplate": _submitter(k, spec_name, spec_text, cfg_text, submission_id, overrides,
+                                           configured_model),
         "rayClusterSpec": cluster_spec(k),
     }
 
 
-def _plan(settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str = ""):
+def _plan(settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str = "",
+          configured_model: bool = False):
     spec = jobspec.parse_jobspec(spec_text, spec_name)
     cfg = jobspec.parse_ray_config(cfg_text, "templates/configs/dev.yaml")
-    return plan_mod.build(spec, cfg, settings, tuple(overrides), submission_id, spec_name)
+    if configured_model:  # as 40-42 (and so the nightly) submit
+        spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
+    extra = tuple(jobspec.parse_override_arg(item) for item in overrides)
+    return plan_mod.build(spec, cfg, settings, extra, submission_id)
 
 
 def _name(submission_id: str) -> str:
@@ -205,8 +213,8 @@ def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, over
 def raycronjobs(k: K8s, settings, specs: list, cfg_text: str) -> list:
     docs = []
     for name, spec_name, spec_text, overrides in specs:
-        p = _plan(settings, spec_name, spec_text, cfg_text, overrides, "nightly-placeholder")
-        job = _job_spec(k, p, spec_name, spec_text, cfg_text, overrides, "$(RAY_JOB_SUBMISSION_ID)")
+        p = _plan(settings, spec_name, spec_text, cfg_text, overrides, "nightly-placeholder", True)
+        job = _job_spec(k, p, spec_name, spec_text, cfg_text, overrides, "$(RAY_JOB_SUBMISSION_ID)", True)
         # Each run's id is KubeRay's (RAY_JOB_SUBMISSION_ID); the job
         # directory follows it, so the entrypoint names it the same way.
         job["entrypoint"] = job["entrypoint"].replace("nightly-placeholder", "${RAY_JOB_SUBMISSION_ID}")
@@ -218,7 +226,7 @@ def raycronjobs(k: K8s, settings, specs: list, cfg_text: str) -> list:
     return docs
 
 
-def main(args, settings, log) -> int:
+def main(args, settings) -> int:
     import os
     k = K8s(dict(os.environ))
     cfg_text = args.ray_config_text
@@ -235,5 +243,5 @@ def main(args, settings, log) -> int:
                           text, tuple(args.override)))
         docs = raycronjobs(k, settings, specs, cfg_text)
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))
-    log(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
+    log.info(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
     return 0

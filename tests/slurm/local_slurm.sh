@@ -136,7 +136,7 @@ record_slurmd_pid() {
   local dir=$1 node=$2 init ns p
   init=$(mvp::rt::node_pid "$node")
   ns=$(readlink "/proc/$init/ns/pid")
-  mvp::wait_for 10 "slurmd $node to start" test -s "$dir/spool/slurmd-$node.pid"
+  mvp::wait_for 30 "slurmd $node to start" test -s "$dir/spool/slurmd-$node.pid"
   for p in /proc/[0-9]*; do
     [[ $(cat "$p/comm" 2>/dev/null) == slurmd && $(readlink "$p/ns/pid" 2>/dev/null) == "$ns" ]] || continue
     echo "${p#/proc/}" >"$dir/spool/slurmd-$node.hostpid"

@@ -69,7 +69,7 @@ assert_placement() {
   driver_ip=$(job_json "$id" result.json .driver_node_ip)
   jq -e --arg ip "$driver_ip" '[.[] | select(.is_head_node | not) | .node_ip] | index($ip) != null' <<<"$nodes"
   # Submitted from the head node, whose hostname is the Slurm node's name.
-  grep -qx 'submitted_from_host=mvps-head' "$SHARED_ROOT/jobs/$id/logs/submit.log"
+  jq -e 'select(.event == "submitted") | .host == "mvps-head"' "$SHARED_ROOT/jobs/$id/logs/submit.log"
 }
 
 @test "slurm: PPO as a heterogeneous job: head 0 CPU/0 GPU, driver on a worker, job directory complete, exit 0" {
