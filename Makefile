@@ -7,6 +7,8 @@ SHELL := /bin/bash
 # Debian packages the tests and the runbook use. chromium renders the nightly
 # report in a test; jq and util-linux are used by the scripts themselves.
 APT_PACKAGES := bats bats-support bats-assert jq shellcheck util-linux curl chromium
+# The Slurm tier runs a real three-node Slurm on this host (tests/slurm).
+APT_PACKAGES += slurmctld slurmd slurm-client munge
 
 # The demo: synthetic GSM8K-format data, the CPU stand-in for verl and a
 # config.json-only model fixture, so it needs no network, GPU or Docker.
@@ -16,10 +18,10 @@ DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=tests/fixt
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
 
-.PHONY: help setup test test-unit test-integration demo down bench
+.PHONY: help setup test test-unit test-integration test-slurm demo down bench
 
 help:
-	@echo "make setup | test | test-unit | test-integration | demo | down | bench"
+	@echo "make setup | test | test-unit | test-integration | test-slurm | demo | down | bench"
 
 setup:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
@@ -28,15 +30,19 @@ setup:
 	  echo "-----> installing $$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "ERROR: missing Debian packages: $$missing; run: sudo apt-get install $$missing" >&2; exit 1; fi
 	@scripts/12_install_py_deps.sh --runtime local
+	@.venv/bin/python -m pip install -q -r tests/requirements.txt
 
 test: setup
-	tests/run tests/unit tests/integration
+	tests/run tests/unit tests/integration tests/slurm
 
 test-unit: setup
 	tests/run tests/unit
 
 test-integration: setup
 	tests/run tests/integration
+
+test-slurm: setup
+	tests/run tests/slurm
 
 demo: setup
 	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin); it trains nothing =="

@@ -49,6 +49,15 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
     c.set_defaults(func=module_command("submit", "main"))
 
+    c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, RayCronJob")
+    c.add_argument("what", choices=("cluster", "job", "nightly"))
+    c.add_argument("--jobspec-text")
+    c.add_argument("--jobspec-name", default="<stdin>")
+    c.add_argument("--ray-config-text", required=True)
+    c.add_argument("--nightly-spec", action="append", default=[], help="NAME=JOBSPEC_PATH, one per nightly job")
+    c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
+    c.set_defaults(func=module_command("render_kuberay", "main"))
+
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)

@@ -92,13 +92,18 @@ mvp::config::derive() {
   MVP_STATE_DIR=${MVP_STATE_DIR:-$MVP_REPO/.mvp/state}
   MVP_VERL_DIR=${MVP_VERL_DIR:-$MVP_REPO/verl}
   MVP_VENV=$MVP_REPO/.venv
+  # Node names; a runtime whose nodes have names of their own (slurm) renames them.
+  MVP_HEAD_NODE=mvp11-ray-head
+  MVP_NODES=("$MVP_HEAD_NODE")
+  local i
+  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
   [[ $SHARED_ROOT == /* ]] || mvp::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
   [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
   if [[ -z $MVP_WORKER_IPS ]]; then
-    local prefix=${MVP_HEAD_IP%.*} last=${MVP_HEAD_IP##*.} i
+    local prefix=${MVP_HEAD_IP%.*} last=${MVP_HEAD_IP##*.}
     for ((i = 1; i <= MVP_WORKERS; i++)); do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$prefix.$((last + i))"; done
   fi
   read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
@@ -113,10 +118,6 @@ mvp::config::derive() {
   else
     MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src
   fi
-  MVP_HEAD_NODE=mvp11-ray-head
-  MVP_NODES=("$MVP_HEAD_NODE")
-  local i
-  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"

@@ -34,7 +34,7 @@ mvp::helper_env() {
 mvp::helper() {
   local place=head
   case $1 in
-    status|cluster-wait|node-ids|logs|stop|wait|reconcile) place=host ;;
+    status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay) place=host ;;
     prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
   esac
   local -a env=()

@@ -17,7 +17,8 @@ setup() {
 
 @test "scripts: ShellCheck finds nothing in scripts, libraries, stubs, CI and bench" {
   cd "$MVP_REPO"
-  run shellcheck -x scripts/*.sh scripts/lib/*.sh tests/test_helper/stubs/* tests/test_helper/common.bash .ci/run tests/run bench/*.sh
+  run shellcheck -x scripts/*.sh scripts/lib/*.sh tests/test_helper/stubs/* tests/test_helper/common.bash .ci/run tests/run bench/*.sh \
+    tests/slurm/local_slurm.sh
   assert_success
   assert_output ""
 }

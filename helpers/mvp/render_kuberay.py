@@ -1,0 +1,247 @@
+"""`render-kuberay`: the runbook's topology and jobs as KubeRay resources.
+
+- RayCluster: a head that is control plane only (rayStartParams num-cpus "0",
+  num-gpus "0"), one GPU worker group carrying the worker_node resource, the
+  shared volume (a ReadWriteMany claim) at /private on every pod, token auth
+  when asked for.
+- RayJob (one JobSpec): its own cluster of that shape, deleted after the job
+  (shutdownAfterJobFinishes + ttlSecondsAfterFinished), failed when it cannot
+  start or end in time (activeDeadlineSeconds: a RayJob waiting for resources
+  is otherwise never failed). entrypoint, entrypointNumCpus,
+  entrypointResources (a JSON string) and runtimeEnvYAML (PYTHONPATH = the
+  code snapshot; never working_dir) are the plan the runbook submits. The
+  submitter pod runs the runbook's own submit path with that submission id,
+  so /private/jobs/<id>/ is laid out as on every other runtime and the
+  submitter's exit code is the job's truth (0 only for SUCCEEDED).
+- RayCronJob (the nightly): the RayJob of each nightly JobSpec on a schedule;
+  KubeRay names every run's job, and the submit path takes that id.
+
+Paths are rewritten from this host's view (SHARED_ROOT, the repo) to the pods'
+(/private, MVP_K8S_RUNBOOK_DIR)."""
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import jobspec, log, plan as plan_mod, redact
+from .errors import MvpError
+from .layout import Layout
+
+POD_SHARED_ROOT = "/private"
+REPO = Path(__file__).resolve().parents[2]
+MAX_RAYJOB_NAME = 47  # KubeRay's limit on a RayJob's name
+# The settings the helper needs, as the submitter pod sees them.
+SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
+                      "MVP_LOST_AFTER_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
+                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP")
+
+
+class K8s:
+    """The MVP_K8S_* settings (scripts/71_render_kuberay.sh passes them)."""
+
+    def __init__(self, env: dict):
+        def need(name: str) -> str:
+            if name not in env:
+                raise MvpError(f"setting {name} was not passed; run scripts/71_render_kuberay.sh")
+            return env[name]
+        self.env = env
+        self.namespace = need("MVP_K8S_NAMESPACE")
+        self.image = need("MVP_K8S_IMAGE") or need("MVP_IMAGE")
+        self.ray_version = need("MVP_K8S_RAY_VERSION")
+        self.pvc = need("MVP_K8S_PVC")
+        self.pvc_size = need("MVP_K8S_PVC_SIZE")
+        self.storage_class = need("MVP_K8S_STORAGE_CLASS")
+        self.runbook_dir = need("MVP_K8S_RUNBOOK_DIR").rstrip("/")
+        self.auth = need("MVP_K8S_AUTH") == "1"
+        self.ttl = _int(need("MVP_K8S_TTL_SECONDS"), "MVP_K8S_TTL_SECONDS")
+        self.start_margin = _int(need("MVP_K8S_START_SECONDS"), "MVP_K8S_START_SECONDS")
+        self.schedule = need("MVP_K8S_SCHEDULE")
+        self.time_zone = need("MVP_K8S_TIME_ZONE")
+        self.head_cpus = need("MVP_K8S_HEAD_CPUS")
+        self.head_memory = need("MVP_K8S_HEAD_MEMORY")
+        self.worker_cpus = need("MVP_K8S_WORKER_CPUS")
+        self.worker_memory = need("MVP_K8S_WORKER_MEMORY")
+        self.workers = _int(need("MVP_WORKERS"), "MVP_WORKERS")
+        self.gpus = _int(need("MVP_GPUS_PER_WORKER"), "MVP_GPUS_PER_WORKER")
+        self.job_timeout = _int(need("MVP_JOB_TIMEOUT"), "MVP_JOB_TIMEOUT")
+        self.host_shared_root = need("SHARED_ROOT").rstrip("/")
+        self.settings = {name: need(name) for name in SUBMITTER_SETTINGS}
+
+
+def _int(value: str, name: str) -> int:
+    if not re.fullmatch(r"[0-9]+", value or ""):
+        raise MvpError(f"{name}='{value}' must be a whole number")
+    return int(value)
+
+
+def _pod_path(k: K8s, text: str) -> str:
+    """A host path (or a string holding some) as the pods see it."""
+    text = text.replace(k.host_shared_root, POD_SHARED_ROOT)
+    return text.replace(str(REPO), k.runbook_dir)
+
+
+def _meta(k: K8s, name: str, labels: dict | None = None) -> dict:
+    meta = {"name": name, "labels": {"app.kubernetes.io/part-of": "mvp", **(labels or {})}}
+    if k.namespace:
+        meta["namespace"] = k.namespace
+    return meta
+
+
+def _volume(k: K8s) -> tuple:
+    volumes = [{"name": "shared", "persistentVolumeClaim": {"claimName": k.pvc}}]
+    mounts = [{"name": "shared", "mountPath": POD_SHARED_ROOT}]
+    return volumes, mounts
+
+
+def _resources(cpus: str, memory: str, gpus: int = 0) -> dict:
+    res = {"cpu": cpus, "memory": memory}
+    if gpus:
+        res["nvidia.com/gpu"] = gpus
+    return {"requests": dict(res), "limits": dict(res)}
+
+
+def cluster_spec(k: K8s) -> dict:
+    volumes, mounts = _volume(k)
+
+    def pod(name: str, resources: dict) -> dict:
+        return {"spec": {"containers": [{"name": name, "image": k.image, "resources": resources,
+                                         "volumeMounts": mounts}], "volumes": volumes}}
+    spec = {
+        "rayVersion": k.ray_version,
+        # The head runs Ray's control plane only: no task or actor lands there.
+        "headGroupSpec": {"rayStartParams": {"num-cpus": "0", "num-gpus": "0"},
+                          "template": pod("ray-head", _resources(k.head_cpus, k.head_memory))},
+        "workerGroupSpecs": [{
+            "groupName": "gpu-workers", "replicas": k.workers, "minReplicas": k.workers, "maxReplicas": k.workers,
+            # What job drivers ask for (entrypointResources), so they run here.
+            "rayStartParams": {"resources": json.dumps({"worker_node": 100}), "num-gpus": str(k.gpus)},
+            "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus)),
+        }],
+    }
+    if k.auth:
+        spec["authOptions"] = {"mode": "token"}
+    return spec
+
+
+def raycluster(k: K8s) -> dict:
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": _meta(k, "mvp11-ray"),
+            "spec": cluster_spec(k)}
+
+
+def pvc(k: K8s) -> dict:
+    spec = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": k.pvc_size}}}
+    if k.storage_class:
+        spec["storageClassName"] = k.storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(k, k.pvc), "spec": spec}
+
+
+def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission_id: str, overrides: tuple,
+               configured_model: bool) -> dict:
+    volumes, mounts = _volume(k)
+    # $(VAR) is expanded by Kubernetes from the container's environment, where
+    # KubeRay puts RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID.
+    cfg = yaml.safe_load(cfg_text) or {}
+    cfg["address"] = "http://$(RAY_DASHBOARD_ADDRESS)"
+    command = ["python3", "-m", "mvp", "submit", "--via", "cli",
+               "--jobspec-name", spec_name, "--jobspec-text", spec_text,
+               "--ray-config-name", "templates/configs/dev.yaml", "--ray-config-text", yaml.safe_dump(cfg, sort_keys=False),
+               "--submission-id", submission_id, "--wait"] + (["--configured-model"] if configured_model else [])
+    for item in overrides:
+        command += ["--override", item]
+    env = [{"name": "SHARED_ROOT", "value": POD_SHARED_ROOT}, {"name": "MVP_RUNTIME", "value": "kuberay"},
+           {"name": "MVP_DASHBOARD_URL", "value": "http://$(RAY_DASHBOARD_ADDRESS)"},
+           {"name": "MVP_HEAD_IP", "value": ""}, {"name": "MVP_WORKER_IPS", "value": ""},
+           {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
+           {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},
+           {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"}]
+    env += [{"name": n, "value": v} for n, v in k.settings.items()]
+    return {"spec": {"restartPolicy": "Never", "volumes": volumes, "containers": [{
+        "name": "ray-job-submitter", "image": k.image, "command": command, "env": env, "volumeMounts": mounts,
+        "resources": _resources("500m", "1Gi")}]}}
+
+
+def _job_spec(k: K8s, plan, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str,
+              configured_model: bool = False) -> dict:
+    secret = sorted(n for n in plan.env_vars if redact.is_secret(n))
+    if secret:
+        raise MvpError(f"env_vars {', '.join(secret)}: a manifest is a file and secrets never go in files; "
+                       "put them in a Kubernetes Secret and reference it from the pod templates")
+    env_vars = {n: _pod_path(k, v) for n, v in plan.env_vars.items()}
+    return {
+        "entrypoint": " ".join(_pod_path(k, w) for w in plan.entrypoint),
+        "entrypointNumCpus": plan.entrypoint_num_cpus,
+        # A JSON string in the CRD, not a mapping.
+        "entrypointResources": json.dumps(plan.entrypoint_resources),
+        # PYTHONPATH picks the code snapshot; working_dir would upload a copy.
+        "runtimeEnvYAML": yaml.safe_dump({"env_vars": env_vars}, sort_keys=True),
+        "shutdownAfterJobFinishes": True,
+        "ttlSecondsAfterFinished": k.ttl,
+        # A RayJob waiting for resources is never failed without this.
+        "activeDeadlineSeconds": k.job_timeout + k.start_margin,
+        "submissionMode": "K8sJobMode",
+        "submitterConfig": {"backoffLimit": 0},
+        "submitterPodTemplate": _submitter(k, spec_name, spec_text, cfg_text, submission_id, overrides,
+                                           configured_model),
+        "rayClusterSpec": cluster_spec(k),
+    }
+
+
+def _plan(settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple, submission_id: str = "",
+          configured_model: bool = False):
+    spec = jobspec.parse_jobspec(spec_text, spec_name)
+    cfg = jobspec.parse_ray_config(cfg_text, "templates/configs/dev.yaml")
+    if configured_model:  # as 40-42 (and so the nightly) submit
+        spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
+    extra = tuple(jobspec.parse_override_arg(item) for item in overrides)
+    return plan_mod.build(spec, cfg, settings, extra, submission_id)
+
+
+def _name(submission_id: str) -> str:
+    name = re.sub(r"[^a-z0-9-]", "-", submission_id.lower()).strip("-")[:MAX_RAYJOB_NAME].rstrip("-")
+    return name if name[:1].isalpha() else f"j{name}"[:MAX_RAYJOB_NAME]
+
+
+def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple) -> dict:
+    p = _plan(settings, spec_name, spec_text, cfg_text, overrides)
+    spec = {"jobId": p.submission_id, **_job_spec(k, p, spec_name, spec_text, cfg_text, overrides, p.submission_id)}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": _meta(k, _name(p.submission_id), {"mvp/workload": p.workload}), "spec": spec}
+
+
+def raycronjobs(k: K8s, settings, specs: list, cfg_text: str) -> list:
+    docs = []
+    for name, spec_name, spec_text, overrides in specs:
+        p = _plan(settings, spec_name, spec_text, cfg_text, overrides, "nightly-placeholder", True)
+        job = _job_spec(k, p, spec_name, spec_text, cfg_text, overrides, "$(RAY_JOB_SUBMISSION_ID)", True)
+        # Each run's id is KubeRay's (RAY_JOB_SUBMISSION_ID); the job
+        # directory follows it, so the entrypoint names it the same way.
+        job["entrypoint"] = job["entrypoint"].replace("nightly-placeholder", "${RAY_JOB_SUBMISSION_ID}")
+        spec = {"schedule": k.schedule, "jobTemplate": job}
+        if k.time_zone:
+            spec["timeZone"] = k.time_zone
+        docs.append({"apiVersion": "ray.io/v1", "kind": "RayCronJob",
+                     "metadata": _meta(k, f"mvp-nightly-{name}", {"mvp/workload": p.workload}), "spec": spec})
+    return docs
+
+
+def main(args, settings) -> int:
+    import os
+    k = K8s(dict(os.environ))
+    cfg_text = args.ray_config_text
+    if args.what == "cluster":
+        docs = [pvc(k), raycluster(k)]
+    elif args.what == "job":
+        docs = [rayjob(k, settings, args.jobspec_name, args.jobspec_text, cfg_text, tuple(args.override))]
+    else:
+        specs = []
+        for item in args.nightly_spec:
+            name, _, path = item.partition("=")
+            text = Path(path).read_text(encoding="utf-8")
+            specs.append((name, str(Path(path).relative_to(REPO)) if Path(path).is_relative_to(REPO) else path,
+                          text, tuple(args.override)))
+        docs = raycronjobs(k, settings, specs, cfg_text)
+    sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))
+    log.info(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
+    return 0

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# 71_render_kuberay.sh: writes KubeRay resources from the same settings as
+# every runtime: the RayCluster (head control plane only, num-cpus "0"; a GPU
+# worker group with worker_node; the shared ReadWriteMany claim at /private;
+# token auth when MVP_K8S_AUTH=1), a RayJob for one JobSpec, or RayCronJobs
+# for the nightly. A RayJob's submitter pod runs the runbook's own submit path,
+# so /private/jobs/<id>/ is laid out as on every other runtime.
+#
+# Usage: scripts/71_render_kuberay.sh cluster
+#        scripts/71_render_kuberay.sh job JOBSPEC.yaml [--override KEY=VALUE]...
+#        scripts/71_render_kuberay.sh nightly
+#        [--out FILE] (replaced whole; default: stdout)  [--help]
+# Then: kubectl apply -f FILE. A JobSpec is validated against SHARED_ROOT here
+# (its code snapshot, data and model must exist), as 43 does before submitting.
+# Settings: MVP_K8S_* in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
+# Safe to re-run: it writes only FILE (or stdout); each `job` gets a new id.
+set -Eeuo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+main() {
+  mvp::init "$@"
+  local out="" what="" spec="" arg
+  local -a args=()
+  set -- "${MVP_ARGS[@]}"
+  while (($#)); do
+    case $1 in
+      --out) (($# > 1)) || mvp::die "--out needs a file"; out=$2; shift ;;
+      --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
+      -*) mvp::die "unknown option '$1'; see --help" ;;
+      *) if [[ -z $what ]]; then what=$1; elif [[ -z $spec ]]; then spec=$1; else mvp::die "unexpected argument '$1'; see --help"; fi ;;
+    esac
+    shift
+  done
+  case $what in
+    cluster|nightly) [[ -z $spec ]] || mvp::die "'$what' takes no JOBSPEC" ;;
+    job)
+      [[ -n $spec ]] || mvp::die "missing JOBSPEC; usage: scripts/71_render_kuberay.sh job JOBSPEC.yaml"
+      [[ -f $spec && -r $spec ]] || mvp::die "$spec does not exist or is not readable"
+      args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")") ;;
+    "") mvp::die "missing what to render; use cluster, job JOBSPEC or nightly" ;;
+    *) mvp::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
+  esac
+  if [[ $what == nightly ]]; then
+    # The nightly's jobs, as 60 submits them (40, 40, 41, 42 use these).
+    for arg in ppo1=ppo ppo2=ppo grpo=grpo sft=sft; do
+      args+=(--nightly-spec "${arg%%=*}=$MVP_REPO/templates/jobspecs/${arg#*=}.yaml")
+    done
+  fi
+  args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
+  # The renderer reads these beyond what every helper command gets.
+  export "${!MVP_K8S_@}" MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID MVP_SKIP_MODEL MVP_NIGHTLY_KEEP \
+    MVP_LOST_AFTER_S MVP_MIN_FREE_MB
+  local tmp
+  tmp=$(mktemp "${out:-${TMPDIR:-/tmp}/mvp-kuberay}.XXXXXX")
+  MVP_RENDER_TMP=$tmp
+  trap 'rm -f -- "$MVP_RENDER_TMP"' EXIT
+  # The helper has said what is wrong, in one line.
+  mvp::helper render-kuberay "$what" "${args[@]}" >"$tmp" || exit 1
+  if [[ -n $out ]]; then
+    mv "$tmp" "$out"
+    mvp::info "wrote $out; apply it with: kubectl apply -f $out"
+  else
+    cat "$tmp"
+  fi
+}
+
+main "$@"
