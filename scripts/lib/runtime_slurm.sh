@@ -166,3 +166,9 @@ mvp::slurm::start_ray() {
 # The nodes' /tmp/ray are their own disks, not visible from the head's
 # host: a driver log comes from Ray's dashboard only.
 mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
+
+# A node still running the Ray of an earlier head: within one Slurm job the
+# steps of this job own the nodes, so only ending the job resets them.
+mvp::rt::reset_node() {
+  mvp::die "node $1 still runs the Ray of an earlier head of this Slurm job; end the job (scancel $SLURM_JOB_ID) and submit it again"
+}
