@@ -8,7 +8,7 @@
 setup_file() {
   load ../test_helper/common
   mvp_isolate "$BATS_FILE_TMPDIR"
-  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/cluster.log MVP_LOST_AFTER_S=5
+  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/cluster.log MVP_LOST_AFTER_S=5 MVP_MIN_FREE_MB=16
   # Job directories live on a small tmpfs of their own, so a test can fill
   # it; mounted before the nodes exist, so every node sees it.
   mkdir -p "$SHARED_ROOT/jobs"
@@ -35,7 +35,7 @@ setup() {
 
 # What a test may leave when it fails half-way: a full disk, a mount.
 teardown() {
-  rm -f "$SHARED_ROOT/jobs/.filler"
+  rm -f "$SHARED_ROOT/jobs/.filler"*
   if mountpoint -q "$BATS_FILE_TMPDIR/small"; then umount "$BATS_FILE_TMPDIR/small"; fi
   rm -f "$BATS_TEST_TMPDIR/polling"
 }
@@ -184,12 +184,13 @@ driver_ip_when_running() {
   MVP_MIN_FREE_MB=1 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC"
   assert_failure 1
   [[ $(grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr") == "ERROR: only 0 MB free under $SHARED_ROOT/jobs, less than MVP_MIN_FREE_MB=1"* ]]
-  # Past the check (MVP_MIN_FREE_MB=0) the disk really is full: still one line.
+  # Past the check (MVP_MIN_FREE_MB=0) on a disk that is really full: still one line.
+  fallocate -l "$(df --output=avail -B1 "$SHARED_ROOT/jobs" | tail -n 1)" "$SHARED_ROOT/jobs/.filler2"
   MVP_MIN_FREE_MB=0 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC"
   assert_failure 1
   run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
   assert_output --regexp '^ERROR: could not write .* \(No space left on device\); nothing was submitted$'
-  rm "$SHARED_ROOT/jobs/.filler"
+  rm "$SHARED_ROOT/jobs/.filler" "$SHARED_ROOT/jobs/.filler2"
   [[ $(ls "$SHARED_ROOT/jobs" | sort) == "$before" ]]
   [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length) == "$jobs_before" ]]
   # 30 on a 1 MB shared root: one line, before and while building, no file left.
