@@ -63,7 +63,7 @@ def logs_main(args, settings) -> int:
         text = dash.job_logs(sid)
         sys.stdout.write(redactor.text(text[shown:]))
         log.info(f"job {sid} ended {job['status']}")
-    jobdir.finalize_if_ended(jd, dash, sid, job, settings.dry_run)
+    jobdir.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
 
 
@@ -77,5 +77,5 @@ def stop_main(args, settings) -> int:
         log.step(f"stopping {sid} ({job['status']})")
         job = jobwait.stop(dash, sid)
         log.info(f"job {sid} is {job['status']}")
-    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings.dry_run)
+    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     return 0

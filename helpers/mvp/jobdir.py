@@ -15,6 +15,8 @@ from .errors import MvpError
 from .redact import Redactor
 
 SUBDIRS = ("config", "logs", "checkpoints", "debug")
+# Group members may read a job's (redacted) record; others may not enter.
+DIR_MODE = 0o750
 
 
 def claim(job: Path) -> Path:
@@ -22,12 +24,12 @@ def claim(job: Path) -> Path:
     cannot both win, and an existing directory is never touched."""
     job.parent.mkdir(parents=True, exist_ok=True)
     try:
-        job.mkdir()
+        job.mkdir(mode=DIR_MODE)
     except FileExistsError:
         raise MvpError(f"job directory {job} already exists; submission ids are never reused, "
                        "leave submission_id empty to get a new one") from None
     for sub in SUBDIRS:
-        (job / sub).mkdir()
+        (job / sub).mkdir(mode=DIR_MODE)
     _index_add(job.parent, job.name)
     return job
 
@@ -107,13 +109,14 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
     why = "the dashboard is gone"
     if dash is not None:
         try:
-            fsutil.write_text(jd / "logs" / "driver.log", redactor.text(dash.job_logs(submission_id)))
-            return
+            text = dash.job_logs(submission_id)
         except MvpError as exc:
-            why = str(exc)
-    text = _driver_log_on_node(job, submission_id, node_ray_dirs)
+            text, why = None, str(exc)
+    if dash is None or text is None:
+        text = _driver_log_on_node(job, submission_id, node_ray_dirs)
     if text is not None:
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
+        (jd / "logs" / "driver.log.missing").unlink(missing_ok=True)
     else:
         fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either\n")
 
@@ -172,12 +175,12 @@ def unfinished(jobs: Path) -> list:
     return out
 
 
-def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, dry_run: bool) -> None:
+def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, settings) -> None:
     """For jobs submitted without --wait: the first status call after they end archives them."""
-    if dry_run:
+    if settings.dry_run:
         return
     if job.get("status") in TERMINAL and (jd / "config").is_dir() and not (jd / "result.json").exists():
         try:
-            finalize(jd, dash, submission_id, job)
+            finalize(jd, dash, submission_id, job, node_ray_dirs=settings.node_ray_dirs)
         except OSError:
             pass  # read-only view of the share: archiving is left to a writer

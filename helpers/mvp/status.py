@@ -64,7 +64,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
             sid = job.get("submission_id")
             if sid:
                 live[sid] = _row_from_ray(job, ips, head_ids)
-                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings.dry_run)
+                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     present = jobdir.names(settings.jobs_dir)
     report["jobs"] = recent_jobs(settings.jobs_dir, present, live, RECENT_JOBS)
     root = settings.shared_root
