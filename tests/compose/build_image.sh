@@ -65,7 +65,9 @@ main() {
     "$SUITE" "$work/root"
   cp -r "$work/wheels" "$work/root/tmp/wheels"
   mvp::log "pip-installing the requirements into the rootfs's system Python"
-  chroot "$work/root" python3 -m pip install --quiet --no-index --find-links /tmp/wheels \
+  # A clean environment: this host's PIP_* settings name paths the rootfs lacks.
+  env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root chroot "$work/root" \
+    python3 -m pip install --quiet --no-index --find-links /tmp/wheels --root-user-action=ignore \
     --break-system-packages --no-warn-script-location -r /tmp/wheels/requirements.txt
   rm -rf "$work/root/tmp/wheels" "$work/root/var/lib/apt/lists/"* "$work/root/var/cache/apt/"*
   [[ -x $work/root/usr/local/bin/ray && -x $work/root/usr/bin/python3 ]] ||
