@@ -67,6 +67,8 @@ assert_job_on_worker() {
   [[ $(host_job_json "$id" result.json .driver_node_ip) == "$ip" ]] || { echo "$id: result.json names another driver"; return 1; }
   [[ -s $SHARED/jobs/$id/logs/driver.log && -s $SHARED/jobs/$id/checkpoints/latest_checkpointed_iteration.txt ]] ||
     { echo "$id: no driver log or checkpoint on the shared mount"; return 1; }
+  [[ $(jq -s '[.[] | select(.event == "submitted" and .host == "mvp11-ray-head")] | length' "$SHARED/jobs/$id/logs/submit.log") == 1 ]] ||
+    { echo "$id: not submitted from the head container"; return 1; }
   grep -q '^MVP_PRECHECK_VERL_FILE=/private/common/code/verl/' "$SHARED/jobs/$id/logs/driver.log" ||
     { echo "$id: verl was not imported from the code snapshot"; return 1; }
 }
@@ -177,7 +179,8 @@ assert_job_on_worker() {
   assert_success
   run assert_job_on_worker "$sdk"
   assert_success
-  [[ $(grep '^via=' "$SHARED/jobs/$sdk/logs/submit.log") == via=sdk ]]
+  [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED/jobs/$cli/logs/submit.log") == cli ]]
+  [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED/jobs/$sdk/logs/submit.log") == sdk ]]
   diff <(sed "s/$cli/ID/g" "$SHARED/jobs/$cli/config/job_spec.json") <(sed "s/$sdk/ID/g" "$SHARED/jobs/$sdk/config/job_spec.json")
 }
 
