@@ -2,7 +2,8 @@
 # tests/compose/build_image.sh: builds the CPU test image of the compose tier
 # and prints its reference (localhost/mvp-compose-test:<hash>) on stdout.
 #
-# Usage: tests/compose/build_image.sh [--help]
+# Usage: tests/compose/build_image.sh [--print-tag] [--help]
+#   --print-tag   print the tag the current inputs give, build nothing
 # Needs root, mmdebstrap and a `docker` CLI whose engine answers (DOCKER_HOST).
 # The image is a Debian bookworm rootfs (mmdebstrap) with helpers/requirements.txt
 # (ray[default] at the host venv's version, PyYAML, pyarrow) pip-installed into
@@ -22,8 +23,9 @@ PACKAGES=python3,python3-pip,procps,ca-certificates
 PY_VERSION=3.11   # bookworm's python3
 REQUIREMENTS=$REPO/helpers/requirements.txt
 
+# The requirement lines count, not the comments beside them.
 image_tag() {
-  cat "${BASH_SOURCE[0]}" "$REQUIREMENTS" | sha256sum | cut -c1-16
+  { cat "${BASH_SOURCE[0]}"; grep -v '^[[:space:]]*\(#\|$\)' "$REQUIREMENTS"; } | sha256sum | cut -c1-16
 }
 
 # Wheels for the image's Python and glibc (bookworm: 3.11, glibc 2.36),
@@ -33,12 +35,16 @@ download_wheels() {
   local -a tags=(--only-binary=:all: --python-version "$PY_VERSION" --implementation cp --abi "cp${PY_VERSION/./}")
   for ((v = 36; v >= 17; v--)); do tags+=(--platform "manylinux_2_${v}_x86_64"); done
   tags+=(--platform manylinux2014_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64)
-  python3 -m pip download --quiet --disable-pip-version-check --dest "$dest" "${tags[@]}" -r "$REQUIREMENTS"
+  # The project venv (make setup) has pip; a bare system python3 may not.
+  local python=$REPO/.venv/bin/python
+  [[ -x $python ]] || python=python3
+  "$python" -m pip download --quiet --disable-pip-version-check --dest "$dest" "${tags[@]}" -r "$REQUIREMENTS"
 }
 
 main() {
   case ${1:-} in
     -h|--help) mvp::usage; exit 0 ;;
+    --print-tag) image_tag; exit 0 ;;
     "") ;;
     *) mvp::die "unknown argument '$1'; see --help" ;;
   esac

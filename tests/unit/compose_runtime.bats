@@ -311,3 +311,22 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   run grep -c "docker run" "$MVP_STUB_LOG"
   assert_output 0
 }
+
+@test "compose tier's test image: its tag changes with a requirement or the build script, not with a comment" {
+  local copy=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$copy/tests/compose" "$copy/helpers" "$copy/scripts/lib"
+  cp "$MVP_REPO/tests/compose/build_image.sh" "$copy/tests/compose/"
+  cp "$MVP_REPO/scripts/lib/log.sh" "$copy/scripts/lib/"
+  cp "$MVP_REPO/helpers/requirements.txt" "$copy/helpers/"
+  local first
+  first=$("$copy/tests/compose/build_image.sh" --print-tag)
+  [[ $first =~ ^[0-9a-f]{16}$ ]]
+  echo "# a comment" >>"$copy/helpers/requirements.txt"
+  [[ $("$copy/tests/compose/build_image.sh" --print-tag) == "$first" ]]
+  sed -i 's/^PyYAML==.*/PyYAML==6.0.2/' "$copy/helpers/requirements.txt"
+  local second
+  second=$("$copy/tests/compose/build_image.sh" --print-tag)
+  [[ $second != "$first" ]]
+  echo "# build change" >>"$copy/tests/compose/build_image.sh"
+  [[ $("$copy/tests/compose/build_image.sh" --print-tag) != "$second" ]]
+}
