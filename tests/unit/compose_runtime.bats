@@ -1,13 +1,18 @@
 #!/usr/bin/env bats
-# The compose runtime's exact docker commands, asserted through a PATH stub of
-# docker (no Docker engine here) and a fake dashboard standing in for Ray.
+# The compose runtime's exact docker commands, asserted through PATH stubs of
+# docker and docker-compose (no engine here) and a fake dashboard standing in
+# for Ray; every compose file the scripts can produce is validated against the
+# Compose specification's JSON schema and by the real docker-compose's `config`.
+# (tests/compose runs the same scripts on a real engine.)
 
 setup() {
   load ../test_helper/common
   mvp_use_stubs
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=compose
   export MVP_HOST_SHARED_DIR="$BATS_TEST_TMPDIR/shared dir" MVP_VERL_DIR=$BATS_TEST_TMPDIR/verl
-  unset SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_GPUS_PER_WORKER
+  export MVP_STATE_DIR=$BATS_TEST_TMPDIR/state
+  unset SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_GPUS_PER_WORKER MVP_COMPOSE_GPUS MVP_WORKER_GPU_IDS MVP_IMAGE
+  OVERLAY=$MVP_STATE_DIR/compose/docker-compose.gpus.yaml
   mkdir -p "$MVP_HOST_SHARED_DIR" "$MVP_VERL_DIR/verl"
   touch "$MVP_VERL_DIR/verl/__init__.py"
   cat >"$MVP_STUB_DIR/nodes.json" <<'JSON'
@@ -29,17 +34,118 @@ teardown() {
 # The line the stub records for a command given as words.
 quoted() { printf '%q ' "$@"; }
 
-@test "01_up (compose): docker compose up -d on docker-compose.yaml, GPUs and addresses interpolated" {
+@test "01_up (compose): docker compose up -d on docker-compose.yaml and the GPU overlay, addresses interpolated" {
   run "$MVP_REPO/scripts/01_up.sh"
   assert_success
   run cat "$MVP_STUB_LOG"
-  assert_line "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -p mvp-v11 up -d)"
-  assert_line "  env MVP_WORKER0_GPUS=0,1,2,3"
-  assert_line "  env MVP_WORKER1_GPUS=4,5,6,7"
+  assert_line "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -f "$OVERLAY" -p mvp-v11 up -d)"
   assert_line "  env MVP_HEAD_IP=172.28.0.2"
   assert_line "  env MVP_WORKER1_IP=172.28.0.4"
   assert_line "  env MVP_HOST_SHARED_DIR=$MVP_HOST_SHARED_DIR"
   assert_line "  env MVP_DASHBOARD_PORT=$MVP_DASHBOARD_PORT"
+  refute_line --partial "docker-compose "
+}
+
+@test "01_up (compose): the standalone docker-compose (v1) when the docker compose plugin does not answer" {
+  export MVP_STUB_COMPOSE_PLUGIN=0
+  run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run cat "$MVP_STUB_LOG"
+  assert_line "$(quoted docker-compose -f "$MVP_REPO/docker-compose.yaml" -f "$OVERLAY" -p mvp-v11 up -d)"
+  refute_line --partial "docker compose -f"
+  export MVP_STUB_RUNNING="mvp11-ray-head"
+  run "$MVP_REPO/scripts/02_down.sh"
+  assert_success
+  run grep -cF "$(quoted docker-compose -f "$MVP_REPO/docker-compose.yaml" -f "$OVERLAY" -p mvp-v11 down)" "$MVP_STUB_LOG"
+  assert_output 1
+}
+
+@test "01_up (compose): neither compose CLI answers: one ERROR line naming both, no container started" {
+  export MVP_STUB_COMPOSE_PLUGIN=0 MVP_STUB_COMPOSE_V1=0
+  run --separate-stderr "$MVP_REPO/scripts/01_up.sh"
+  assert_failure
+  [[ $(grep -c '^ERROR: ' <<<"$stderr") == 1 ]]
+  [[ $stderr == *"ERROR: neither 'docker compose' (the compose plugin) nor 'docker-compose' answers; install the docker-compose-plugin package or Debian's docker-compose"* ]]
+  run grep -c " up -d" "$MVP_STUB_LOG"
+  assert_output 0
+}
+
+@test "GPU overlay: one string per device id from MVP_WORKER_GPU_IDS, NCCL's ulimits and /dev/shm, only on the workers" {
+  run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run "$MVP_REPO/.venv/bin/python" -c '
+import json, sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+print(json.dumps(doc, sort_keys=True))' "$OVERLAY"
+  assert_success
+  local doc=$output
+  jq -e '.services | keys == ["ray-worker-0", "ray-worker-1"]' <<<"$doc"
+  jq -e '.services["ray-worker-0"].deploy.resources.reservations.devices == [{"driver": "nvidia", "capabilities": ["gpu"], "device_ids": ["0", "1", "2", "3"]}]' <<<"$doc"
+  jq -e '.services["ray-worker-1"].deploy.resources.reservations.devices[0].device_ids == ["4", "5", "6", "7"]' <<<"$doc"
+  jq -e 'all(.services[]; .ulimits == {"memlock": -1, "stack": 67108864} and .shm_size == "16g")' <<<"$doc"
+}
+
+@test "MVP_COMPOSE_GPUS=logical: docker-compose.yaml alone, no overlay, no GPU check" {
+  export MVP_COMPOSE_GPUS=logical
+  run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run cat "$MVP_STUB_LOG"
+  assert_line "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -p mvp-v11 up -d)"
+  [[ ! -e $OVERLAY ]]
+  kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
+  run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_success
+  assert_output --partial "GPUs: logical (MVP_COMPOSE_GPUS=logical)"
+}
+
+@test "bad GPU settings are one ERROR line each and start nothing" {
+  local ids
+  for ids in "0,1,2,3" "0,1 2;3" ; do
+    MVP_WORKER_GPU_IDS=$ids run --separate-stderr "$MVP_REPO/scripts/01_up.sh"
+    assert_failure
+    [[ $(grep -c '^ERROR: ' <<<"$stderr") == 1 && $stderr == *"MVP_WORKER_GPU_IDS"* ]]
+  done
+  MVP_COMPOSE_GPUS=amd run --separate-stderr "$MVP_REPO/scripts/01_up.sh"
+  assert_failure
+  [[ $stderr == *"ERROR: MVP_COMPOSE_GPUS='amd' must be nvidia (real GPUs, the overlay) or logical"* ]]
+  run grep -c " up -d" "$MVP_STUB_LOG"
+  assert_output 0
+}
+
+@test "every compose file combination the scripts produce is valid: Compose spec JSON schema and docker-compose config" {
+  local schema=${MVP_TEST_COMPOSE_SCHEMA:-$MVP_REPO/../shared/schemas/compose-spec/compose-spec.json}
+  [[ -f $schema ]] || fail "no Compose schema at $schema; set MVP_TEST_COMPOSE_SCHEMA"
+  MVP_REAL_DOCKER_COMPOSE=$(PATH=${PATH//"$MVP_REPO/tests/test_helper/stubs:"/} command -v docker-compose) ||
+    fail "docker-compose is not installed; run make setup"
+  export MVP_REAL_DOCKER_COMPOSE
+  local gpus ids cli n=0
+  for gpus in logical nvidia; do
+    for ids in "0,1,2,3 4,5,6,7" "GPU-0b6a6c3e-1b4f-4c39-a3f2-1d2e3f4a5b6c,1 2,3"; do
+      for cli in 1 0; do
+        n=$((n + 1))
+        export MVP_STUB_COMPOSE_CONFIG=$BATS_TEST_TMPDIR/merged-$n.yaml
+        MVP_COMPOSE_GPUS=$gpus MVP_WORKER_GPU_IDS=$ids MVP_STUB_COMPOSE_PLUGIN=$cli run "$MVP_REPO/scripts/01_up.sh"
+        assert_success
+        [[ -s $MVP_STUB_COMPOSE_CONFIG ]]
+        local -a files=("$MVP_REPO/docker-compose.yaml" "$MVP_STUB_COMPOSE_CONFIG")
+        [[ $gpus == nvidia ]] && files+=("$OVERLAY")
+        run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/validate_compose.py" "$schema" "${files[@]}"
+        assert_success
+        [[ $(grep -c '^valid: ' <<<"$output") == "${#files[@]}" ]]
+        # The engine gets what the overlay says: GPU ids one by one.
+        if [[ $gpus == nvidia ]]; then
+          run "$MVP_REPO/.venv/bin/python" -c '
+import sys, yaml
+svc = yaml.safe_load(open(sys.argv[1]))["services"]
+print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]) for i in (0, 1)))' "$MVP_STUB_COMPOSE_CONFIG"
+          assert_output "$ids"
+        else
+          run grep -c "device_ids" "$MVP_STUB_COMPOSE_CONFIG"
+          assert_output 0
+        fi
+      done
+    done
+  done
 }
 
 @test "01_up (compose): running containers are a SKIP and no compose command is issued" {
@@ -54,9 +160,9 @@ quoted() { printf '%q ' "$@"; }
 @test "01_up (compose): --dry-run prints the compose command and issues nothing" {
   run "$MVP_REPO/scripts/01_up.sh" --dry-run
   assert_success
-  assert_output --partial "DRY-RUN: env MVP_IMAGE=verlai/verl:latest"
-  assert_output --partial "docker compose -f $MVP_REPO/docker-compose.yaml -p mvp-v11 up -d"
-  run grep -c "docker compose" "$MVP_STUB_LOG"
+  assert_output --partial "DRY-RUN: env MVP_IMAGE=verlai/verl:vllm017.latest"
+  assert_output --partial "docker compose -f $MVP_REPO/docker-compose.yaml -f $OVERLAY -p mvp-v11 up -d"
+  run grep -c " up -d" "$MVP_STUB_LOG"
   assert_output 0
 }
 
@@ -115,7 +221,7 @@ quoted() { printf '%q ' "$@"; }
   export MVP_STUB_RUNNING="mvp11-ray-head"
   run "$MVP_REPO/scripts/02_down.sh"
   assert_success
-  run grep -cF "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -p mvp-v11 down)" "$MVP_STUB_LOG"
+  run grep -cF "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -f "$OVERLAY" -p mvp-v11 down)" "$MVP_STUB_LOG"
   assert_output 1
   export MVP_STUB_RUNNING=""
   : >"$MVP_STUB_LOG"
@@ -169,4 +275,58 @@ quoted() { printf '%q ' "$@"; }
   run "$MVP_REPO/scripts/00_prereq_check.sh"
   assert_success
   [[ -d "$MVP_HOST_SHARED_DIR/common/code/verl" && -d "$MVP_HOST_SHARED_DIR/user/code" && -d "$MVP_HOST_SHARED_DIR/jobs" ]]
+}
+
+@test "00_prereq_check (compose): the image check runs inside the head when it is up; its problems are PROBLEM lines" {
+  kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
+  export MVP_STUB_RUNNING="mvp11-ray-head" MVP_STUB_IMAGE_CHECK="PROBLEM: ray 2.41.0 in verlai/verl:vllm017.latest, but the host client is ray 2.60.0 (helpers/requirements.txt); use an image with Ray 2.60.0"
+  run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_failure
+  assert_output --partial "PROBLEM: ray 2.41.0 in verlai/verl:vllm017.latest, but the host client is ray 2.60.0"
+  assert_output --partial "ERROR: 1 problem(s) found"
+  run cat "$MVP_STUB_LOG"
+  assert_line "$(quoted docker exec -i -w / mvp11-ray-head python3 /workspace/mvp/helpers/mvp/image_check.py \
+    --requirements /workspace/mvp/helpers/requirements.txt --verl-src /workspace/verl --image verlai/verl:vllm017.latest)"
+}
+
+@test "00_prereq_check (compose): with the head down the check runs in a throwaway container of the image, never pulling" {
+  kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
+  run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_success
+  assert_output --partial "image verlai/verl:vllm017.latest: ray 2.60.0 and"
+  run cat "$MVP_STUB_LOG"
+  assert_line "$(quoted docker run --rm --pull=never -v "$MVP_REPO:/workspace/mvp:ro" -v "$MVP_VERL_DIR:/workspace/verl:ro" \
+    verlai/verl:vllm017.latest python3 /workspace/mvp/helpers/mvp/image_check.py \
+    --requirements /workspace/mvp/helpers/requirements.txt --verl-src /workspace/verl --image verlai/verl:vllm017.latest)"
+}
+
+@test "00_prereq_check (compose): an image not on this host, or no compose CLI, is one PROBLEM line each" {
+  kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
+  export MVP_STUB_NO_IMAGE=1 MVP_STUB_COMPOSE_PLUGIN=0 MVP_STUB_COMPOSE_V1=0
+  run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_failure
+  assert_output --partial "PROBLEM: image verlai/verl:vllm017.latest is not on this host; docker pull verlai/verl:vllm017.latest"
+  assert_output --partial "PROBLEM: neither 'docker compose' (the compose plugin) nor 'docker-compose' answers"
+  assert_output --partial "ERROR: 2 problem(s) found"
+  run grep -c "docker run" "$MVP_STUB_LOG"
+  assert_output 0
+}
+
+@test "compose tier's test image: its tag changes with a requirement or the build script, not with a comment" {
+  local copy=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$copy/tests/compose" "$copy/helpers" "$copy/scripts/lib"
+  cp "$MVP_REPO/tests/compose/build_image.sh" "$copy/tests/compose/"
+  cp "$MVP_REPO/scripts/lib/log.sh" "$copy/scripts/lib/"
+  cp "$MVP_REPO/helpers/requirements.txt" "$copy/helpers/"
+  local first
+  first=$("$copy/tests/compose/build_image.sh" --print-tag)
+  [[ $first =~ ^[0-9a-f]{16}$ ]]
+  echo "# a comment" >>"$copy/helpers/requirements.txt"
+  [[ $("$copy/tests/compose/build_image.sh" --print-tag) == "$first" ]]
+  sed -i 's/^PyYAML==.*/PyYAML==6.0.2/' "$copy/helpers/requirements.txt"
+  local second
+  second=$("$copy/tests/compose/build_image.sh" --print-tag)
+  [[ $second != "$first" ]]
+  echo "# build change" >>"$copy/tests/compose/build_image.sh"
+  [[ $("$copy/tests/compose/build_image.sh" --print-tag) != "$second" ]]
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tests/compose/build_image.sh: builds the CPU test image of the compose tier
+# and prints its reference (localhost/mvp-compose-test:<hash>) on stdout.
+#
+# Usage: tests/compose/build_image.sh [--print-tag] [--help]
+#   --print-tag   print the tag the current inputs give, build nothing
+# Needs root, mmdebstrap and a `docker` CLI whose engine answers (DOCKER_HOST).
+# The image is a Debian bookworm rootfs (mmdebstrap) with helpers/requirements.txt
+# (ray[default] at the host venv's version, PyYAML, pyarrow) pip-installed into
+# the system Python, as verl's images have it: python3 in /usr/bin, `ray` in
+# /usr/local/bin. The wheels are downloaded on this host, with this host's pip
+# configuration (index, mirror, CA bundle), and installed offline in the rootfs.
+# Safe to re-run: the tag is a hash of every input (this file and the
+# requirements); an image with that tag is reused, other inputs build a new one.
+set -Eeuo pipefail
+# shellcheck source=../../scripts/lib/log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/log.sh"
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SUITE=bookworm
+# procps: the scripts look for Ray's processes with pgrep inside the nodes.
+PACKAGES=python3,python3-pip,procps,ca-certificates
+PY_VERSION=3.11   # bookworm's python3
+REQUIREMENTS=$REPO/helpers/requirements.txt
+
+# The requirement lines count, not the comments beside them.
+image_tag() {
+  { cat "${BASH_SOURCE[0]}"; grep -v '^[[:space:]]*\(#\|$\)' "$REQUIREMENTS"; } | sha256sum | cut -c1-16
+}
+
+# Wheels for the image's Python and glibc (bookworm: 3.11, glibc 2.36),
+# whatever Python this host runs pip with.
+download_wheels() {
+  local dest=$1 v
+  local -a tags=(--only-binary=:all: --python-version "$PY_VERSION" --implementation cp --abi "cp${PY_VERSION/./}")
+  for ((v = 36; v >= 17; v--)); do tags+=(--platform "manylinux_2_${v}_x86_64"); done
+  tags+=(--platform manylinux2014_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64)
+  # The project venv (make setup) has pip; a bare system python3 may not.
+  local python=$REPO/.venv/bin/python
+  [[ -x $python ]] || python=python3
+  "$python" -m pip download --quiet --disable-pip-version-check --dest "$dest" "${tags[@]}" -r "$REQUIREMENTS"
+}
+
+main() {
+  case ${1:-} in
+    -h|--help) mvp::usage; exit 0 ;;
+    --print-tag) image_tag; exit 0 ;;
+    "") ;;
+    *) mvp::die "unknown argument '$1'; see --help" ;;
+  esac
+  [[ $(id -u) == 0 ]] || mvp::die "building the test image needs root (mmdebstrap, chroot); run as root"
+  command -v mmdebstrap >/dev/null || mvp::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
+  local ref
+  ref=localhost/mvp-compose-test:$(image_tag)
+  if docker image inspect "$ref" >/dev/null 2>&1; then
+    mvp::skip "test image $ref (built from the current inputs)"
+    echo "$ref"
+    return 0
+  fi
+  local work
+  work=$(mktemp -d "${TMPDIR:-/tmp}/mvp-image.XXXXXX")
+  # shellcheck disable=SC2064  # the directory is fixed now, on purpose
+  trap "rm -rf '$work'" EXIT
+  mvp::log "downloading wheels for $(grep -cv '^\s*\(#\|$\)' "$REQUIREMENTS") requirements (Python $PY_VERSION)"
+  mkdir "$work/wheels"
+  download_wheels "$work/wheels"
+  cp "$REQUIREMENTS" "$work/wheels/requirements.txt"
+  mvp::log "building a Debian $SUITE rootfs with $PACKAGES"
+  mmdebstrap --quiet --variant=minbase --include="$PACKAGES" --aptopt='Acquire::Retries "3"' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    "$SUITE" "$work/root"
+  cp -r "$work/wheels" "$work/root/tmp/wheels"
+  mvp::log "pip-installing the requirements into the rootfs's system Python"
+  # A clean environment: this host's PIP_* settings name paths the rootfs lacks.
+  env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root chroot "$work/root" \
+    python3 -m pip install --quiet --no-index --find-links /tmp/wheels --root-user-action=ignore \
+    --break-system-packages --no-warn-script-location -r /tmp/wheels/requirements.txt
+  rm -rf "$work/root/tmp/wheels" "$work/root/var/lib/apt/lists/"* "$work/root/var/cache/apt/"*
+  [[ -x $work/root/usr/local/bin/ray && -x $work/root/usr/bin/python3 ]] ||
+    mvp::die "the rootfs lacks /usr/local/bin/ray or /usr/bin/python3; the pip install did not do what this image is for"
+  mvp::log "importing the rootfs as $ref"
+  tar -C "$work/root" --numeric-owner -cf - . |
+    docker import --change 'CMD ["sleep", "infinity"]' - "$ref" >/dev/null
+  # Images of earlier inputs are never used again: about 0.8 GB each.
+  local old
+  while IFS= read -r old; do
+    [[ $old == "$ref" ]] && continue
+    mvp::info "removing $old (built from earlier inputs)"
+    docker rmi "$old" >/dev/null || mvp::warn "could not remove $old"
+  done < <(docker images --format '{{.Repository}}:{{.Tag}}' "${ref%:*}")
+  echo "$ref"
+}
+
+main "$@"
