@@ -41,9 +41,17 @@ def logs_main(args, settings) -> int:
     dash = Dashboard(settings.dashboard_url)
     archived = jd / "logs" / "driver.log"
     job = dash.job(sid) if dash.alive() else None
+    if job is not None and job["status"] in TERMINAL:
+        # An ended job is archived first: its copy holds the log even when
+        # the dashboard cannot serve it (the driver's node died).
+        jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+        try:
+            dash.job_logs(sid)
+        except MvpError:
+            job = None
     if job is None:
         if archived.is_file():
-            log.info(f"job {sid}: Ray does not know it (any more); showing the archived driver log")
+            log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
             sys.stdout.write(archived.read_text(encoding="utf-8"))
             return 0
         raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")

@@ -157,7 +157,6 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
                        "without one Ray runs the driver on the head")
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
 
-    n_gpus = settings.gpus_per_worker
     overrides = {
         "trainer.default_local_dir": str(job_dir / "checkpoints"),
         "trainer.save_freq": "10", "trainer.total_epochs": "1",
