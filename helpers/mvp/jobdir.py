@@ -52,7 +52,7 @@ def _index_add(jobs: Path, submission_id: str) -> None:
 def names(jobs: Path) -> set:
     """Every job directory's name (listdir: no stat per entry)."""
     try:
-        return {n for n in os.listdir(jobs) if not n.startswith(".")}
+        return {n for n in os.listdir(jobs) if n[0] != "."}
     except FileNotFoundError:
         return set()
 
