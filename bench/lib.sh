@@ -33,7 +33,7 @@ bench::time() {
   local -n acc=$1; shift
   local t0
   t0=$(bench::now)
-  "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; return 1; }
+  "$@" >/dev/null 2>"$BENCH_WORK/last.err" || { echo "bench: command failed: $*" >&2; tail -n 5 "$BENCH_WORK/last.err" >&2; return 1; }
   acc+=($(($(bench::now) - t0)))
 }
 

@@ -35,6 +35,8 @@ mvp::ports_taken() {
   return 0
 }
 
+mvp::ports_free() { [[ -z $(mvp::ports_taken "$1") ]]; }
+
 # Is Ray's raylet (and, on the head, the GCS) running inside the node?
 mvp::ray_running_in() {
   local node=$1
@@ -58,8 +60,11 @@ mvp::ray_start() {
     mvp::log "stopping what is left of an earlier Ray in $node"
     mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
   fi
+  # Ports an earlier Ray just let go of may take a moment to close.
   local taken
   taken=$(mvp::ports_taken "$index" | xargs)
-  [[ -z $taken ]] || mvp::die "port(s) $taken of $node are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
+  if [[ -n $taken ]] && ! mvp::wait_for 5 "ports $taken to be free" mvp::ports_free "$index" 2>/dev/null; then
+    mvp::die "port(s) $taken of $node are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
+  fi
   mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
 }
