@@ -121,3 +121,17 @@ sys.exit(1 if problems else 0)
 PY
   assert_success
 }
+
+@test "layout: shared-layout.txt is exactly what helpers/mvp/layout.py generates" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp import layout; print(layout.render(), end="")'
+  assert_success
+  [[ $output == "$(<"$MVP_REPO/shared-layout.txt")" ]]
+}
+
+@test "layout: mvp::layout NAME gives the host path of a shared-root directory; an unknown name is one line" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env SHARED_ROOT=$BATS_TEST_TMPDIR/root
+  run bash -c 'source "$1/scripts/lib/common.sh"; MVP_QUIET_CONFIG=1 mvp::init; mvp::layout snapshots; mvp::layout nope' _ "$MVP_REPO"
+  assert_failure 1
+  assert_line --index 0 "$BATS_TEST_TMPDIR/root/common/code/verl"
+  assert_line --index 1 "ERROR: shared-layout.txt names no directory 'nope'"
+}
