@@ -47,12 +47,12 @@ mvp::rt::compose_cli() {
 }
 MVP_COMPOSE_CLI_MISSING="neither 'docker compose' (the compose plugin) nor 'docker-compose' answers; install the docker-compose-plugin package or Debian's docker-compose"
 
-# The GPU overlay, written from MVP_WORKER_GPU_IDS to FILE: each worker
+# The GPU overlay, printed from MVP_WORKER_GPU_IDS: each worker
 # reserves its GPUs (one string per device id: a CDI-only host reads
 # "0,1,2,3" as one device of that name) and gets what NCCL needs on a GPU
 # host: unlimited locked memory, a large stack, a large /dev/shm.
-mvp::rt::write_gpu_overlay() {
-  local file=$1 i id
+mvp::rt::gpu_overlay() {
+  local i id
   local -a per_worker=() ids=()
   read -r -a per_worker <<<"$MVP_WORKER_GPU_IDS"
   ((${#per_worker[@]} == MVP_WORKERS)) ||
@@ -72,8 +72,7 @@ mvp::rt::write_gpu_overlay() {
         printf '                - "%s"\n' "$id"
       done
     done
-  } >"$file.tmp"
-  mv "$file.tmp" "$file"
+  }
 }
 
 # The compose files of this configuration, as -f arguments, in MVP_COMPOSE_FILES:
@@ -83,9 +82,15 @@ mvp::rt::compose_files() {
   MVP_COMPOSE_FILES=(-f "$MVP_REPO/docker-compose.yaml")
   case $MVP_COMPOSE_GPUS in
     nvidia)
-      local overlay=$MVP_STATE_DIR/compose/docker-compose.gpus.yaml
-      mkdir -p "${overlay%/*}"
-      mvp::rt::write_gpu_overlay "$overlay"
+      local overlay=$MVP_STATE_DIR/compose/docker-compose.gpus.yaml text
+      text=$(mvp::rt::gpu_overlay) || exit 1  # its one ERROR line said why
+      if [[ $MVP_DRY_RUN == 1 ]]; then
+        # --dry-run writes nothing: the overlay is shown instead.
+        printf 'DRY-RUN: would write %s:\n%s\n' "$overlay" "$text"
+      else
+        mkdir -p "${overlay%/*}"
+        printf '%s\n' "$text" >"$overlay.tmp" && mv "$overlay.tmp" "$overlay"
+      fi
       MVP_COMPOSE_FILES+=(-f "$overlay") ;;
     logical) ;;
     *) mvp::die "MVP_COMPOSE_GPUS='$MVP_COMPOSE_GPUS' must be nvidia (real GPUs, the overlay) or logical (ray start --num-gpus only)" ;;
