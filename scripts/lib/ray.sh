@@ -18,6 +18,28 @@ mvp::ray_start_args() {
   mvp::rt::ray_start_args "$index"
 }
 
+# For runtimes whose nodes share a network namespace with others (local,
+# slurm): every port of node INDEX pinned at MVP_NODE_PORT_BASE + 1000*INDEX
+# (worker processes +100..+299), appended to MVP_RAY_ARGS.
+mvp::ray_pinned_args() {
+  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1))
+  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
+  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
+    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
+    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
+    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))"
+    "--object-store-memory=$MVP_OBJECT_STORE_BYTES")
+}
+
+# "IP PORT" lines of the ports mvp::ray_pinned_args gives node INDEX (and
+# the head's GCS, dashboard and client ports).
+mvp::ray_pinned_ports() {
+  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
+  ip=$(mvp::node_ip "$index")
+  ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
+  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
+}
+
 mvp::node_ip() {
   local index=$1
   if ((index == 0)); then echo "$MVP_HEAD_IP"; else echo "${MVP_WORKER_IP_LIST[$((index - 1))]}"; fi

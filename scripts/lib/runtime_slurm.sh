@@ -54,24 +54,11 @@ mvp::rt::derive() {
 
 # A node may be shared with another job's Ray, so every port is pinned, as
 # in the local runtime: node k's at MVP_NODE_PORT_BASE + 1000*k.
-mvp::rt::ray_start_args() {
-  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1))
-  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
-  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
-    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
-    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
-    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))"
-    "--object-store-memory=$MVP_OBJECT_STORE_BYTES")
-}
+mvp::rt::ray_start_args() { mvp::ray_pinned_args "$1"; }
 
 mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
 
-mvp::rt::node_ports() {
-  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
-  ip=$(mvp::node_ip "$index")
-  ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
-  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
-}
+mvp::rt::node_ports() { mvp::ray_pinned_ports "$1"; }
 
 mvp::slurm::is_node() {
   local node
