@@ -2,10 +2,13 @@
 # 00_prereq_check.sh: checks this host can run the cluster and creates the
 # shared layout of shared-layout.txt under SHARED_ROOT.
 #
-# Usage: scripts/00_prereq_check.sh [--runtime compose|local] [--shared-root PATH]
+# Usage: scripts/00_prereq_check.sh [--runtime compose|local|ssh] [--shared-root PATH]
 #                                   [--config FILE] [--dry-run] [--help]
 # Checks tools, GPUs, Python dependencies, free ports, the verl source and a
 # writable SHARED_ROOT, and reports every problem found, not only the first.
+# On ssh it checks every node: ssh and its host key, python3 and Ray (the
+# head's version), the same shared storage (a file written here is read
+# there), GPUs, free ports; it warns when NCCL/GLOO interfaces are not set.
 # Safe to re-run: directories that exist are left alone.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
@@ -42,10 +45,10 @@ create_layout() {
 }
 
 check_python() {
-  if [[ $MVP_RUNTIME == compose ]]; then
-    mvp::info "python: checked inside the containers by scripts/12_install_py_deps.sh"
-    return 0
-  fi
+  case $MVP_RUNTIME in
+    compose) mvp::info "python: checked inside the containers by scripts/12_install_py_deps.sh"; return 0 ;;
+    ssh) return 0 ;;  # checked in every node by the runtime's probe
+  esac
   if [[ ! -x $MVP_PYTHON ]] ||
     ! "$MVP_PYTHON" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("ray", "yaml", "pyarrow")))'; then
     MVP_PROBLEMS+=("the project venv $MVP_VENV lacks ray, pyyaml or pyarrow; run scripts/12_install_py_deps.sh (or make setup)")
@@ -53,6 +56,7 @@ check_python() {
 }
 
 check_verl_source() {
+  [[ $MVP_RUNTIME == ssh ]] && return 0  # checked in the head by the runtime's probe
   local src=$MVP_NODE_VERL_SRC
   [[ $MVP_RUNTIME == compose ]] && src=${MVP_VERL_SRC:-$MVP_VERL_DIR}
   [[ $MVP_RUNTIME == compose && $src != /* ]] && src=$MVP_REPO/$src
@@ -62,11 +66,12 @@ check_verl_source() {
 }
 
 # A port someone answers on is taken. Nodes of ours that are up are skipped:
-# their ports are taken by us.
+# their ports are taken by us. (A runtime that checks inside its nodes lists none.)
 check_ports() {
   local i node taken
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     node=${MVP_NODES[$i]}
+    [[ -n $(mvp::rt::node_ports "$i") ]] || continue
     if mvp::rt::node_is_up "$node"; then
       mvp::skip "port check for $node (it is up already)"
       continue

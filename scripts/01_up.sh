@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # 01_up.sh: brings the nodes up: the containers of docker-compose.yaml
 # (compose) or one namespace per node on this host (local). Ray is started
-# in them by 20_start_head.sh and 21_start_workers.sh.
+# in them by 20_start_head.sh and 21_start_workers.sh. On ssh the platform
+# owns the containers: nothing to create (SKIP).
 #
-# Usage: scripts/01_up.sh [--runtime compose|local] [--config FILE] [--dry-run] [--help]
+# Usage: scripts/01_up.sh [--runtime compose|local|ssh] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: nodes that are up are left alone (SKIP).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

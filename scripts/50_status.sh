@@ -4,7 +4,7 @@
 # Ray and from the job archive, so history survives a restart) and the shared
 # root's usage. Jobs that ended since the last look are archived on the way.
 #
-# Usage: scripts/50_status.sh [--json] [--runtime compose|local] [--config FILE] [--help]
+# Usage: scripts/50_status.sh [--json] [--runtime compose|local|ssh] [--config FILE] [--help]
 # Exit code: 0 when the cluster is up and shaped as configured, 1 otherwise.
 # Read-only but for archiving ended jobs; one Python process, HTTP to the dashboard.
 set -Eeuo pipefail

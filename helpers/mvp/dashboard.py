@@ -58,10 +58,26 @@ class Dashboard:
     def __init__(self, url: str, timeout: float = 10.0):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self._token: Optional[str] = None
+
+    def token(self) -> str:
+        """Ray's token, as Ray itself finds it: RAY_AUTH_TOKEN, else the file
+        RAY_AUTH_TOKEN_PATH names (the runbook's way: no value in any argv)."""
+        if self._token is None:
+            self._token = os.environ.get("RAY_AUTH_TOKEN", "")
+            path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+            if not self._token and path and os.environ.get("RAY_AUTH_MODE") == "token":
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        self._token = f.read().strip()
+                except OSError as exc:
+                    raise MvpError(f"cannot read the Ray auth token {path} ({exc.strerror}); "
+                                   "scripts/20_start_head.sh creates it, or set MVP_RAY_AUTH=off") from None
+        return self._token
 
     def _request(self, method: str, path: str, body: Optional[dict] = None) -> Any:
         headers = {"Content-Type": "application/json"}
-        token = os.environ.get("RAY_AUTH_TOKEN")
+        token = self.token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         data = None if body is None else json.dumps(body).encode()

@@ -179,7 +179,8 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     for key, value in [*(spec.get("trainer_overrides") or {}).items(), *extra]:
         set_override(overrides, key, value)
 
-    env = dict((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
+    env = dict(settings.job_env)
+    env.update((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
     env.update(spec.get("env_vars") or {})
     user_pythonpath = env.pop("PYTHONPATH", "")
     env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, "${PYTHONPATH}") if p)

@@ -45,6 +45,7 @@ FIELDS = {
     "skip_model": ("MVP_SKIP_MODEL", _flag),
     "nightly_keep": ("MVP_NIGHTLY_KEEP", int),
     "dry_run": ("MVP_DRY_RUN", _flag),
+    "job_env_names": ("MVP_JOB_ENV_NAMES", _words),
 }
 
 
@@ -75,6 +76,11 @@ class Settings:
     @property
     def jobs_dir(self) -> Path:
         return self.layout.jobs
+
+    @property
+    def job_env(self) -> dict:
+        """The config's variables every job's runtime_env gets (NCCL_*, GLOO_*...)."""
+        return {name: os.environ.get(name, "") for name in self.job_env_names}
 
 
 def load() -> Settings:

@@ -100,6 +100,11 @@ mvp::config::derive() {
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
+  MVP_RAY_AUTH=${MVP_RAY_AUTH:-off}
+  [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
+  # The Ray token: one 0600 file on the shared storage (mvp::ray_auth_token).
+  MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
+  MVP_HOST_RAY_TOKEN_FILE=$MVP_HOST_SHARED_DIR/secrets/ray_auth_token
   [[ $SHARED_ROOT == /* ]] || mvp::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
   [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
   if [[ -z $MVP_WORKER_IPS ]]; then

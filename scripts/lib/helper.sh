@@ -17,7 +17,19 @@ mvp::helper_env() {
     "MVP_NIGHTLY_KEEP=$MVP_NIGHTLY_KEEP" "MVP_HEAD_NODE=$MVP_HEAD_NODE"
     "MVP_DRY_RUN=$MVP_DRY_RUN" "PYTHONPATH=$MVP_NODE_REPO/helpers"
   )
+  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...): the names
+  # that match MVP_JOB_ENV_PASSTHROUGH among the config's and environment's.
+  local name pattern names=() patterns=()
+  read -r -a patterns <<<"$MVP_JOB_ENV_PASSTHROUGH"
+  while IFS= read -r name; do
+    for pattern in "${patterns[@]}"; do
+      # shellcheck disable=SC2053  # the pattern is a glob on purpose
+      [[ $name == $pattern && -n ${!name} ]] && { names+=("$name"); env+=("$name=${!name}"); break; }
+    done
+  done < <(compgen -v)
+  env+=("MVP_JOB_ENV_NAMES=${names[*]}")
   printf '%s\0' "${env[@]}"
+  mvp::ray_auth_env
 }
 
 # mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
@@ -41,6 +53,7 @@ mvp::helper() {
   mapfile -d '' env < <(mvp::helper_env)
   local helper_rc=0
   if [[ $place == host ]]; then
+    [[ $MVP_RAY_AUTH == token ]] && env+=("RAY_AUTH_TOKEN_PATH=$MVP_HOST_RAY_TOKEN_FILE")
     env "${env[@]}" "SHARED_ROOT=$MVP_HOST_SHARED_DIR" "MVP_DASHBOARD_URL=$MVP_HOST_DASHBOARD_URL" \
       "PYTHONPATH=$MVP_REPO/helpers" "$MVP_HOST_PYTHON" -m mvp "$@" || helper_rc=$?
   else

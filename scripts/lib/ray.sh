@@ -73,11 +73,39 @@ mvp::ray_leftovers_in() {
   mvp::rt::exec "$1" pgrep -f '/ray/(core|dashboard|_private|autoscaler|util)/' >/dev/null 2>&1
 }
 
+# Ray token auth (MVP_RAY_AUTH=token): every node, the Ray CLI and SDK and the
+# helper's HTTP calls read the token from its file (RAY_AUTH_TOKEN_PATH); it
+# is never printed, put in argv or copied. These are the variables a process
+# in a node needs, NUL-separated.
+mvp::ray_auth_env() {
+  [[ $MVP_RAY_AUTH == token ]] || return 0
+  printf '%s\0' RAY_AUTH_MODE=token "RAY_AUTH_TOKEN_PATH=$MVP_RAY_TOKEN_FILE"
+}
+
+# Creates the token once, through this host's view of the shared storage:
+# 256 random bits, mode 0600 in a 0700 directory, never overwritten.
+mvp::ray_auth_token() {
+  local file=$MVP_HOST_RAY_TOKEN_FILE token
+  [[ $MVP_RAY_AUTH == token && ! -s $file ]] || return 0
+  if [[ $MVP_DRY_RUN == 1 ]]; then echo "DRY-RUN: create the Ray auth token $file (mode 0600)"; return 0; fi
+  [[ -d $MVP_HOST_SHARED_DIR ]] ||
+    mvp::die "cannot create the Ray auth token: $MVP_HOST_SHARED_DIR does not exist on this host; mount the shared storage there (MVP_HOST_SHARED_DIR)"
+  token=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+  # noclobber: of two runs at once, one writes and the other keeps its file.
+  (umask 077 && mkdir -p "${file%/*}" && set -C && printf '%s' "$token" >"$file") 2>/dev/null || [[ -s $file ]] ||
+    mvp::die "cannot write the Ray auth token $file; check the shared storage's permissions"
+  mvp::log "created the Ray auth token $file (mode 0600, shown nowhere)"
+}
+
 # mvp::ray_start NODE INDEX: `ray start` inside NODE, after stopping what an
 # earlier Ray left there (only inside that node: its own namespace).
 mvp::ray_start() {
   local node=$1 index=$2
+  local -a auth=()
+  mapfile -d '' auth < <(mvp::ray_auth_env)
+  ((index > 0)) || mvp::ray_auth_token
   mvp::ray_start_args "$index"
+  ((${#auth[@]} == 0)) || MVP_RAY_ARGS=(env "${auth[@]}" "${MVP_RAY_ARGS[@]}")
   if mvp::ray_leftovers_in "$node"; then
     mvp::log "stopping what is left of an earlier Ray in $node"
     mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true

@@ -1,0 +1,320 @@
+# shellcheck shell=bash disable=SC2034  # mvp::rt::derive sets settings that config.sh, helper.sh and the scripts read
+# Runtime "ssh": the nodes are containers (or hosts) the compute platform
+# created; the runbook only reaches them over SSH to start Ray, submit jobs
+# and collect results (seed 004 section 6). Every node sees the shared
+# storage at SHARED_ROOT, and so does the host that runs the runbook (the head
+# itself or a bastion), at MVP_HOST_SHARED_DIR.
+#
+# "Run in node X" is one `ssh -o BatchMode=yes -o StrictHostKeyChecking=yes`
+# whose remote command is built from words each quoted for a POSIX shell, so
+# arguments with spaces, quotes and `$` arrive intact. Secrets never travel:
+# the Ray token is created on the shared storage (0600) and read there.
+
+# Defaults of the settings whose empty value means "derived".
+mvp::rt::derive() {
+  SHARED_ROOT=${SHARED_ROOT:-/private}
+  MVP_HOST_SHARED_DIR=${MVP_HOST_SHARED_DIR:-$SHARED_ROOT}
+  MVP_HOST_SEES_NODE_FILES=0
+  MVP_RAY_AUTH=${MVP_RAY_AUTH:-token}
+  [[ $MVP_SSH_LOGICAL_GPUS =~ ^[01]$ ]] || mvp::die "MVP_SSH_LOGICAL_GPUS='$MVP_SSH_LOGICAL_GPUS' must be 0 or 1"
+  mvp::rt::parse_inventory
+  MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
+  MVP_NODE_VERL_DIR=$(mvp::rt::node_path "$MVP_VERL_DIR")
+  MVP_PYTHON=python3
+  MVP_HOST_PYTHON=python3
+  MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
+  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
+}
+
+# A path of this host as the nodes see it: under the host's view of the
+# shared storage it moves to SHARED_ROOT; anything else is the same path
+# (the nodes have it too, or 00_prereq_check.sh says they do not).
+mvp::rt::node_path() {
+  local p=$1 host=${MVP_HOST_SHARED_DIR%/}
+  if [[ $p == "$host" || $p == "$host"/* ]]; then echo "${SHARED_ROOT%/}${p#"$host"}"; else echo "$p"; fi
+}
+
+# MVP_SSH_HEAD and MVP_SSH_WORKERS ([user@]host[:port]) into the ssh target
+# and port of each node (index 0 = head); the inventory sets MVP_WORKERS.
+# A node's Ray address defaults to its host part when that is an IPv4 address.
+mvp::rt::parse_inventory() {
+  local -a workers=()
+  read -r -a workers <<<"$MVP_SSH_WORKERS"
+  [[ -n $MVP_SSH_HEAD ]] || mvp::die "MVP_SSH_HEAD is empty; set it to the head node as [user@]host[:port] (and MVP_SSH_WORKERS to the workers)"
+  ((${#workers[@]})) || mvp::die "MVP_SSH_WORKERS is empty; list the worker nodes as [user@]host[:port], space separated"
+  ((${#workers[@]} <= 99)) || mvp::die "MVP_SSH_WORKERS lists ${#workers[@]} nodes; at most 99 are supported"
+  MVP_WORKERS=${#workers[@]}
+  MVP_SSH_TARGETS=() MVP_SSH_PORTS=()
+  local entry host port ips=() i=0 known_ips
+  read -r -a known_ips <<<"$MVP_WORKER_IPS"
+  for entry in "$MVP_SSH_HEAD" "${workers[@]}"; do
+    [[ $entry =~ ^(([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+)(:([0-9]{1,5}))?$ ]] ||
+      mvp::die "'$entry' in MVP_SSH_HEAD/MVP_SSH_WORKERS is not [user@]host[:port]; fix your inventory"
+    host=${BASH_REMATCH[3]} port=${BASH_REMATCH[5]}
+    MVP_SSH_TARGETS+=("${BASH_REMATCH[1]}$host")
+    MVP_SSH_PORTS+=("$port")
+    if ((i == 0)); then
+      if [[ -z $MVP_HEAD_IP ]]; then
+        [[ $host =~ ^([0-9]+\.){3}[0-9]+$ ]] ||
+          mvp::die "MVP_SSH_HEAD names host '$host'; set MVP_HEAD_IP to the head's Ray address (IPv4)"
+        MVP_HEAD_IP=$host
+      fi
+    elif [[ -z $MVP_WORKER_IPS ]]; then
+      [[ $host =~ ^([0-9]+\.){3}[0-9]+$ ]] ||
+        mvp::die "MVP_SSH_WORKERS names host '$host'; set MVP_WORKER_IPS to every worker's Ray address (IPv4), in the same order"
+      ips+=("$host")
+    fi
+    i=$((i + 1))
+  done
+  [[ -n $MVP_WORKER_IPS ]] || MVP_WORKER_IPS=${ips[*]}
+}
+
+# The index of a node (0 = head) in the inventory.
+mvp::rt::index() {
+  local node=$1 i
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    [[ ${MVP_NODES[$i]} == "$node" ]] && { echo "$i"; return 0; }
+  done
+  mvp::die "no node named $node in this cluster"
+}
+
+# "node (user@host:port)", for messages.
+mvp::rt::describe() {
+  local i=$1
+  echo "${MVP_NODES[$i]} (${MVP_SSH_TARGETS[$i]}${MVP_SSH_PORTS[$i]:+:${MVP_SSH_PORTS[$i]}})"
+}
+
+# MVP_SSH_ARGV: the ssh command for node INDEX, up to the remote command.
+# Host keys are checked strictly: an unknown or changed key is refused.
+mvp::rt::ssh_argv() {
+  local i=$1
+  MVP_SSH_ARGV=(ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=10
+    -o ServerAliveInterval=15 -o ServerAliveCountMax=4 -o LogLevel=ERROR)
+  [[ -z $MVP_SSH_CONFIG ]] || MVP_SSH_ARGV+=(-F "$MVP_SSH_CONFIG")
+  [[ -z $MVP_SSH_IDENTITY ]] || MVP_SSH_ARGV+=(-i "$MVP_SSH_IDENTITY" -o IdentitiesOnly=yes)
+  # ssh splits option values on spaces unless they are double-quoted.
+  [[ -z $MVP_SSH_KNOWN_HOSTS ]] || MVP_SSH_ARGV+=(-o "UserKnownHostsFile=\"$MVP_SSH_KNOWN_HOSTS\"")
+  [[ -z ${MVP_SSH_PORTS[$i]} ]] || MVP_SSH_ARGV+=(-p "${MVP_SSH_PORTS[$i]}")
+  MVP_SSH_ARGV+=("${MVP_SSH_TARGETS[$i]}")
+}
+
+# mvp::rt::quote WORD: WORD single-quoted for any POSIX shell (the remote
+# login shell may be dash), appended to MVP_SSH_REMOTE.
+mvp::rt::quote() {
+  local q="'\\''"
+  MVP_SSH_REMOTE+=" '${1//\'/$q}'"
+}
+
+# mvp::rt::exec NODE CMD...: CMD in the node from /, with MVP_SSH_PATH first
+# on PATH and no PYTHONPATH or CUDA_VISIBLE_DEVICES from the login
+# environment. stdin reaches CMD; ssh's own failures exit 255. SSH_CLIENT and
+# SSH_CONNECTION go too: with them bash believes sshd started it and reads
+# ~/.bashrc, so every `bash -c` of Ray (job drivers, runtime_env workers)
+# would get the login's PATH (pyenv, conda init) in front of MVP_SSH_PATH.
+mvp::rt::exec() {
+  local i word name
+  i=$(mvp::rt::index "$1") || exit 1
+  shift
+  MVP_SSH_REMOTE="cd / && exec env -u PYTHONPATH -u CUDA_VISIBLE_DEVICES -u SSH_CLIENT -u SSH_CONNECTION -u SSH2_CLIENT -u SSH_TTY"
+  # shellcheck disable=SC2016  # $PATH is the remote shell's to expand
+  [[ -z $MVP_SSH_PATH ]] || { mvp::rt::quote "PATH=$MVP_SSH_PATH"; MVP_SSH_REMOTE+=':"$PATH"'; }
+  # Fault injection switches of the tests, by value (never secrets).
+  while IFS= read -r name; do
+    [[ $name =~ ^MVP_FAULT_[A-Z0-9_]+$ ]] && mvp::rt::quote "$name=${!name}"
+  done < <(compgen -e)
+  for word; do mvp::rt::quote "$word"; done
+  mvp::rt::ssh_argv "$i"
+  "${MVP_SSH_ARGV[@]}" "$MVP_SSH_REMOTE"
+}
+
+# mvp::rt::reach INDEX: exit 0 when node INDEX answers over ssh; otherwise one
+# line on stdout saying why (ssh's own multi-line banners are not shown).
+mvp::rt::reach() {
+  local i=$1 err
+  mvp::rt::ssh_argv "$i"
+  if err=$("${MVP_SSH_ARGV[@]}" true 2>&1 </dev/null >/dev/null); then return 0; fi
+  local where known=${MVP_SSH_KNOWN_HOSTS:-~/.ssh/known_hosts}
+  where=$(mvp::rt::describe "$i")
+  local host=${MVP_SSH_TARGETS[$i]#*@} port=${MVP_SSH_PORTS[$i]:-22}
+  case $err in
+    *"IDENTIFICATION HAS CHANGED"*)
+      echo "$where: its host key has CHANGED (it differs from $known); ssh refused to connect. If the node was rebuilt, check the new key, then: ssh-keygen -R '[$host]:$port' -f $known" ;;
+    *"Host key verification failed"*|*"No "*"host key is known"*)
+      echo "$where: its host key is not in $known; ssh refused to connect. Add it once checked: ssh-keyscan -p $port $host >> $known" ;;
+    *"Connection refused"*)
+      echo "$where: connection refused; is sshd running on $host:$port?" ;;
+    *"Permission denied"*)
+      echo "$where: ssh login refused (Permission denied); check the user, MVP_SSH_IDENTITY and the node's authorized_keys" ;;
+    *)
+      err=${err//$'\r'/}
+      echo "$where: ssh failed: ${err%%$'\n'*}" ;;
+  esac
+  return 1
+}
+
+# A node is up when it answers over ssh; why not is a warning line.
+mvp::rt::node_is_up() {
+  local i why
+  i=$(mvp::rt::index "$1") || exit 1
+  why=$(mvp::rt::reach "$i") && return 0
+  mvp::warn "$why"
+  return 1
+}
+
+# The platform's nodes share no network namespace with each other, but
+# several may run on one host (and firewalls want known ports): every Ray
+# port of node k is pinned as on the local runtime.
+mvp::rt::ray_start_args() {
+  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1)) extra=()
+  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
+  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
+    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
+    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
+    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))")
+  read -r -a extra <<<"$MVP_SSH_RAY_ARGS"
+  MVP_RAY_ARGS+=("${extra[@]}")
+}
+
+# The dashboard listens on the head's Ray address; with token auth (the
+# default here) every request must carry the token.
+mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
+
+# "IP PORT" lines node INDEX will listen on. 00 checks them inside each node
+# (mvp::rt::prereq), so the host's own check gets none.
+mvp::rt::ray_ports() {
+  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
+  ip=$(mvp::node_ip "$index")
+  ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
+  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
+}
+mvp::rt::node_ports() { :; }
+
+# The nodes' /tmp/ray is not visible from this host.
+mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
+
+# A worker still running an old head's Ray: the container is the platform's,
+# so what ends is Ray in it (and with it the job drivers Ray started).
+mvp::rt::reset_node() { mvp::run mvp::rt::exec "$1" ray stop --force >/dev/null 2>&1 || true; }
+
+mvp::rt::up() {
+  mvp::skip "creating nodes ${MVP_NODES[*]} (the platform owns the containers; the ssh runtime only reaches them)"
+}
+
+# Stops this cluster's Ray inside each node (workers first, in parallel),
+# never the node itself. A node that cannot be reached is named, and the
+# script fails after trying the others.
+mvp::rt::down() {
+  local i pid failed=0
+  local -a pids=()
+  for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
+    mvp::rt::down_node "$i" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  mvp::rt::down_node 0 || failed=1
+  ((failed == 0)) || mvp::die "Ray could not be stopped on every node (see above); the nodes that answered are stopped"
+}
+
+mvp::rt::down_node() {
+  local i=$1 node=${MVP_NODES[$1]} why
+  if ! why=$(mvp::rt::reach "$i"); then
+    mvp::warn "$why"
+    return 1
+  fi
+  if ! mvp::ray_leftovers_in "$node"; then
+    mvp::skip "Ray on $node (not running)"
+    return 0
+  fi
+  mvp::log "stopping Ray on $node (the node itself stays)"
+  mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1
+}
+
+# 00 on ssh: every node is probed at once (one ssh each, the probe on
+# stdin) and every problem of every node is reported.
+mvp::rt::prereq() {
+  command -v ssh >/dev/null || { MVP_PROBLEMS+=("ssh is missing; install openssh-client"); return 0; }
+  local probe=$MVP_REPO/scripts/lib/ssh_probe.sh dir nonce="" nonce_name="" i gpus=0
+  dir=$(mktemp -d)
+  # shellcheck disable=SC2064  # the directory is known now
+  trap "rm -rf '$dir'" RETURN
+  # The nonce is written through this host's view of the shared storage and
+  # must be read back on every node: the same filesystem everywhere.
+  if [[ -d $MVP_HOST_SHARED_DIR && -w $MVP_HOST_SHARED_DIR && $MVP_DRY_RUN != 1 ]]; then
+    nonce=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    nonce_name=.mvp-nonce-$nonce
+    printf '%s\n' "$nonce" >"$MVP_HOST_SHARED_DIR/$nonce_name"
+  fi
+  ((MVP_SSH_LOGICAL_GPUS == 1)) || gpus=$MVP_GPUS_PER_WORKER
+  local -a pids=() ports=()
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    mapfile -t ports < <(mvp::rt::ray_ports "$i" | tr ' ' ':')
+    {
+      if mvp::rt::reach "$i" >"$dir/$i.why"; then
+        mvp::rt::exec "${MVP_NODES[$i]}" sh -s -- "$SHARED_ROOT" "$nonce_name" "$MVP_NODE_REPO" \
+          "$( ((i == 0)) && echo 0 || echo "$gpus")" "$( ((i == 0)) && echo "$MVP_NODE_VERL_SRC")" "${ports[@]}" \
+          <"$probe" >"$dir/$i.out" 2>"$dir/$i.err" || echo "probe exit $?" >"$dir/$i.fail"
+      fi
+    } &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  [[ -z $nonce_name ]] || rm -f "$MVP_HOST_SHARED_DIR/$nonce_name"
+  local head_ray="" where
+  local -A seen_ifaces=()
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    where=$(mvp::rt::describe "$i")
+    if [[ -s $dir/$i.why ]]; then MVP_PROBLEMS+=("$(<"$dir/$i.why")"); continue; fi
+    if [[ -e $dir/$i.fail ]]; then
+      MVP_PROBLEMS+=("$where: the node probe failed ($(<"$dir/$i.fail"): $(head -n 1 "$dir/$i.err"))")
+      continue
+    fi
+    local -A r=()
+    local key value
+    r=()
+    while IFS='=' read -r key value; do r[$key]=$value; done <"$dir/$i.out"
+    [[ ${r[python]:-missing} != missing ]] || MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
+    if [[ ${r[ray]:-missing} == missing || ${r[ray_cli]:-missing} == missing ]]; then
+      MVP_PROBLEMS+=("$where: ray (python package and CLI) is missing; install ray[default] in the node image or set MVP_SSH_PATH")
+    elif ((i == 0)); then
+      head_ray=${r[ray]}
+    elif [[ -n $head_ray && ${r[ray]} != "$head_ray" ]]; then
+      MVP_PROBLEMS+=("$where: Ray ${r[ray]}, the head has $head_ray; every node needs the head's Ray version")
+    fi
+    case ${r[shared]:-} in
+      missing) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT does not exist there; mount the shared storage at $SHARED_ROOT") ;;
+      readonly) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT is not writable there; fix the mount or its permissions") ;;
+    esac
+    if [[ -n $nonce && ${r[shared]:-} != missing && ${r[nonce]:-} != "$nonce" ]]; then
+      MVP_PROBLEMS+=("$where: $SHARED_ROOT is not the shared storage this host sees at $MVP_HOST_SHARED_DIR (a file written here is not there); mount the same share on every node")
+    fi
+    [[ ${r[repo]:-} == ok ]] ||
+      MVP_PROBLEMS+=("$where: no runbook helpers at $MVP_NODE_REPO/helpers; keep the runbook checkout on the shared storage (under $MVP_HOST_SHARED_DIR) so every node sees it")
+    [[ ${r[verl]:-ok} == ok ]] ||
+      MVP_PROBLEMS+=("$where: no verl source at $MVP_NODE_VERL_SRC; put the verl checkout on the shared storage or set MVP_VERL_SRC")
+    if ((i > 0 && gpus > 0)); then
+      if [[ ${r[gpus]:-none} == none ]]; then
+        MVP_PROBLEMS+=("$where: nvidia-smi is missing; a GPU worker needs the NVIDIA driver (or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs)")
+      elif [[ ${r[gpus]} -lt $gpus ]]; then
+        MVP_PROBLEMS+=("$where: nvidia-smi lists ${r[gpus]} GPUs, MVP_GPUS_PER_WORKER is $gpus; lower it, or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs")
+      fi
+    fi
+    if [[ ${r[ray_running]:-0} == 1 ]]; then
+      mvp::skip "port check on ${MVP_NODES[$i]} (Ray of this cluster runs there)"
+    else
+      for value in ${r[busy]:-}; do
+        MVP_PROBLEMS+=("$where: port $value is in use there; stop what listens or change MVP_*_PORT / MVP_NODE_PORT_BASE")
+      done
+    fi
+    for value in ${r[ifaces]:-}; do seen_ifaces[$value]=1; done
+    mvp::info "node $where: python ${r[python]:-?}, ray ${r[ray]:-?}, shared storage ${r[shared]:-?}, GPUs ${r[gpus]:-none}"
+  done
+  if ((MVP_SSH_LOGICAL_GPUS == 1)); then
+    mvp::info "GPUs: each worker advertises $MVP_GPUS_PER_WORKER logical GPUs (MVP_SSH_LOGICAL_GPUS=1; nvidia-smi not asked)"
+  fi
+  if [[ -z ${NCCL_SOCKET_IFNAME:-} && -z ${GLOO_SOCKET_IFNAME:-} ]]; then
+    local names
+    names=$(printf '%s\n' "${!seen_ifaces[@]}" | sort | tr '\n' ' ')
+    names=${names% }
+    mvp::warn "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set: a multi-host job may pick the wrong network; set them in your config to the nodes' cluster interface (the nodes have: ${names:-none seen})"
+  fi
+}
