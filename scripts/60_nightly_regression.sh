@@ -130,10 +130,14 @@ main() {
   local summary rc=0 job
   local -a judged=()
   for job in "${JOBS[@]}"; do judged+=(--job "$job=${IDS[$job]:-}"); done
+  # The head's host name as its submissions record it: the node's name on
+  # local and compose, whatever the platform named the container on ssh.
+  local head_host
+  head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
   # Retention first, so the index written by the judge shows pruned nights as such.
   mvp::helper nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
   summary=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
-    --failed-step "$FAILED_STEP" "${judged[@]}") || rc=$?
+    --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || rc=$?
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"

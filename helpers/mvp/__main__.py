@@ -92,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--started", default="", help="judge: when the night started")
     c.add_argument("--code-id", default="", help="judge: the code snapshot the jobs ran")
     c.add_argument("--failed-step", default="", help="judge: the step that failed before the jobs ran")
+    c.add_argument("--head-host", default="", help="judge: the head's host name (default: MVP_HEAD_NODE)")
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
     c.set_defaults(func=module_command("nightly.main", "main"))
     return p

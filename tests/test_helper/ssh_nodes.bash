@@ -41,7 +41,8 @@ ssh_node_ip() { echo "$MVP_TEST_NET.$((40 + $1))"; }
 # ssh_inventory N: MVP_SSH_HEAD and MVP_SSH_WORKERS for the head and N workers.
 ssh_inventory() {
   local n=$1 i
-  export MVP_SSH_HEAD="root@$(ssh_node_ip 0):$SSH_TEST_PORT" MVP_SSH_WORKERS=""
+  export MVP_SSH_HEAD MVP_SSH_WORKERS=""
+  MVP_SSH_HEAD="root@$(ssh_node_ip 0):$SSH_TEST_PORT"
   for ((i = 1; i <= n; i++)); do MVP_SSH_WORKERS+="${MVP_SSH_WORKERS:+ }$(ssh_node_ip "$i"):$SSH_TEST_PORT"; done
 }
 
@@ -163,4 +164,31 @@ ssh_restricted_path() {
     chmod +x "$dir/$tool"
   done
   echo "$dir"
+}
+
+# ssh_rb NAME ARGS...: runs a numbered script of the runbook with the
+# restricted PATH (SSH_RB_PATH), as the tier does for every runbook call.
+ssh_rb() {
+  local name=$1; shift
+  PATH=$SSH_RB_PATH "$MVP_REPO/scripts/$name.sh" "$@"
+}
+
+# ssh_bringup LOG: 00 -> 21 over ssh only; prints the seconds it took.
+ssh_bringup() {
+  local log=$1 s start=$SECONDS
+  for s in "${MVP_BRINGUP_STEPS[@]}"; do
+    ssh_rb "$s" >/dev/null 2>>"$log" || { echo "bring-up failed at $s; see $log" >&2; return 1; }
+  done
+  echo $((SECONDS - start))
+}
+
+# The dashboard with the token, which travels on curl's stdin (-H @-), never
+# in argv.
+ssh_dashboard() {
+  printf 'Authorization: Bearer %s\n' "$(<"$MVP_HOST_SHARED_DIR/secrets/ray_auth_token")" |
+    curl -fsS --max-time 10 -H @- "$MVP_DASHBOARD$1"
+}
+
+ssh_nodes_json() {
+  ssh_dashboard "/api/v0/nodes?detail=true" | jq '[.data.result.result[] | select(.state == "ALIVE")]'
 }

@@ -38,7 +38,7 @@ def write_plan(run_dir: Path, args, settings) -> dict:
         jobs.append({"name": name, "submission_id": sid or None,
                      "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
     plan = {"run_id": run_dir.name, "started_at": args.started, "code_id": args.code_id,
-            "failed_step": args.failed_step or None, "head_node_name": settings.head_node,
+            "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
     fsutil.write_json(run_dir / "plan.json", plan)
