@@ -9,6 +9,8 @@ SHELL := /bin/bash
 APT_PACKAGES := bats bats-support bats-assert jq shellcheck util-linux curl chromium
 # The Slurm tier runs a real three-node Slurm on this host (tests/slurm).
 APT_PACKAGES += slurmctld slurmd slurm-client munge
+# The ssh runtime uses openssh-client; its tier runs real sshd servers (tests/ssh).
+APT_PACKAGES += openssh-client openssh-server
 # The compose tier (tests/compose): a real engine (podman, its Docker-API socket,
 # runc, catatonit for `init: true`), the compose v1 CLI (docker-compose), the
 # image build (mmdebstrap); docker.io only for its `docker` CLI when none is here.
@@ -23,10 +25,10 @@ DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=tests/fixt
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
 
-.PHONY: help setup test test-unit test-integration test-slurm test-compose demo down bench
+.PHONY: help setup test test-unit test-integration test-slurm test-compose test-ssh demo down bench
 
 help:
-	@echo "make setup | test | test-unit | test-integration | test-slurm | test-compose | demo | down | bench"
+	@echo "make setup | test | test-unit | test-integration | test-slurm | test-compose | test-ssh | demo | down | bench"
 
 setup:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
@@ -38,7 +40,7 @@ setup:
 	@.venv/bin/python -m pip install -q -r tests/requirements.txt
 
 test: setup
-	tests/run tests/unit tests/integration tests/slurm tests/compose
+	tests/run tests/unit tests/integration tests/slurm tests/compose tests/ssh
 
 test-unit: setup
 	tests/run tests/unit
@@ -52,6 +54,10 @@ test-slurm: setup
 # The compose runtime on a real engine (root: it builds its image with mmdebstrap).
 test-compose: setup
 	tests/run tests/compose
+
+# The ssh runtime: nodes with real sshd servers, reached only over ssh.
+test-ssh: setup
+	tests/run tests/ssh
 
 demo: setup
 	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin); it trains nothing =="

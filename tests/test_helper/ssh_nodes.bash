@@ -22,7 +22,7 @@ ssh_nodes_isolate() {
   export MVP_SSH_PATH=$MVP_REPO/.venv/bin MVP_SSH_LOGICAL_GPUS=1 MVP_SSH_RAY_ARGS=--object-store-memory=200000000
   export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
-  export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
+  export MVP_GSM8K_SOURCE=${MVP_TEST_GSM8K:-} MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   export MVP_DASHBOARD="http://$MVP_TEST_NET.40:$MVP_DASHBOARD_PORT"
   unset NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME
   mkdir -p "$dir/nodes" "$MVP_HOST_SHARED_DIR"
