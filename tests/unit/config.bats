@@ -71,7 +71,7 @@ resolve() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   run resolve --runtime kubernetes
   assert_failure
-  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose local slurm"
+  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose local slurm ssh"
 }
 
 @test "config: a config file line that is not NAME=value is refused, not run" {
