@@ -5,7 +5,7 @@
 setup() {
   load ../test_helper/common
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
-  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID=""
+  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES=""
   local snap="$SHARED_ROOT/common/code/verl/codeA"
   mkdir -p "$snap/verl" "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
