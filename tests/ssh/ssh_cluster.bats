@@ -127,7 +127,7 @@ setup() {
   jq -e --arg w1 "$(ssh_node_ip 1)" --arg w2 "$(ssh_node_ip 2)" '.driver_node_ip == $w1 or .driver_node_ip == $w2' "$dir/result.json"
   jq -e --arg id "$id" '.resolved.job_dir == "/private/jobs/\($id)"' "$dir/config/job_spec.json"
   jq -e '.env_vars.NCCL_IB_DISABLE == "1" and .env_vars.GLOO_SOCKET_IFNAME == "lo"' "$dir/config/runtime_env.json"
-  grep -q "submitted_from_host=ssh-node-0" "$dir/logs/submit.log"
+  jq -se 'map(select(.event == "submitted")) | last | .host == "ssh-node-0" and .via == "cli"' "$dir/logs/submit.log"
   [[ -s $dir/logs/driver.log ]]
 }
 
@@ -140,7 +140,7 @@ setup() {
   local id
   id=$(last_line)
   jq -e '.status == "SUCCEEDED" and .driver_on_head == false' "$MVP_HOST_SHARED_DIR/jobs/$id/result.json"
-  grep -q '^via=sdk' "$MVP_HOST_SHARED_DIR/jobs/$id/logs/submit.log"
+  jq -se 'map(select(.event == "submitted")) | last | .via == "sdk"' "$MVP_HOST_SHARED_DIR/jobs/$id/logs/submit.log"
 }
 
 @test "a nightly over ssh passes (--only sft): exit 0, its report under /private/regressions" {
