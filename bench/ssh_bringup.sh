@@ -19,6 +19,7 @@ BENCH_WORK=$(mktemp -d)
 ssh_nodes_isolate "$BENCH_WORK"
 ssh_inventory 3
 trap 'ssh_nodes_stop_all; rm -rf "$BENCH_WORK"' EXIT
+trap 'exit 1' TERM INT
 for i in 0 1 2 3; do ssh_node_start "$i"; done
 # shellcheck source=scripts/lib/common.sh
 source "$BENCH_REPO/scripts/lib/common.sh"
@@ -32,8 +33,11 @@ alive_workers() {
 }
 
 wait_workers() {
-  local n=$1
-  until [[ $(alive_workers) == "$n" ]]; do sleep 0.1; done
+  local n=$1 deadline=$((SECONDS + 300))
+  until [[ $(alive_workers) == "$n" ]]; do
+    ((SECONDS < deadline)) || { echo "bench: $n workers not alive after 300 s" >&2; return 1; }
+    sleep 0.1
+  done
 }
 
 # The runbook's own `ray start` words for worker i, through its own ssh.
@@ -46,14 +50,14 @@ plain_one() {
 
 plain_sequential() {
   local n=$1 i
-  for ((i = 1; i <= n; i++)); do plain_one "$i"; done
+  for ((i = 1; i <= n; i++)); do plain_one "$i" || return 1; done
   wait_workers "$n"
 }
 
 plain_parallel() {
   local n=$1 i pids=()
   for ((i = 1; i <= n; i++)); do plain_one "$i" & pids+=($!); done
-  wait "${pids[@]}"
+  for i in "${pids[@]}"; do wait "$i" || return 1; done
   wait_workers "$n"
 }
 
@@ -80,7 +84,7 @@ for n in 2 3; do
         par) bench::time "par_$n" plain_parallel "$n" ;;
         rb) bench::time "rb_$n" runbook "$n" ;;
       esac
-      stop_workers
+      stop_workers || exit 1
     done
     declare -n s=seq_$n p=par_$n b=rb_$n
     echo "workers $n round $r: plain sequential ${s[-1]} ms, plain parallel ${p[-1]} ms, 21_start_workers ${b[-1]} ms" >&2

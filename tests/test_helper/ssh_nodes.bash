@@ -16,8 +16,11 @@ ssh_nodes_isolate() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=ssh MVP_STATE_DIR=$dir/state
   export SHARED_ROOT=/private MVP_HOST_SHARED_DIR="$dir/shared root"
   export MVP_HEAD_IP="" MVP_WORKER_IPS="" MVP_GPUS_PER_WORKER=4 MVP_WORKER_CPUS=2
-  export MVP_GCS_PORT=$((26379 + slot)) MVP_DASHBOARD_PORT=$((28265 + slot)) MVP_CLIENT_PORT=$((29001 + slot))
-  export MVP_NODE_PORT_BASE=$((50000 + 1000 * slot))
+  # Below the kernel's ephemeral range (32768+), where an outgoing connection
+  # could take a pinned port first: head ports 9000-9029, node ports
+  # 10000-31899 (five nodes of 1000 ports each per slot).
+  export MVP_GCS_PORT=$((9000 + 3 * slot)) MVP_DASHBOARD_PORT=$((9001 + 3 * slot)) MVP_CLIENT_PORT=$((9002 + 3 * slot))
+  export MVP_NODE_PORT_BASE=$((10000 + 4400 * (slot % 5)))
   export MVP_SSH_IDENTITY=$dir/client_key MVP_SSH_KNOWN_HOSTS=$dir/known_hosts MVP_SSH_CONFIG=$dir/ssh_config
   export MVP_SSH_PATH=$MVP_REPO/.venv/bin MVP_SSH_LOGICAL_GPUS=1 MVP_SSH_RAY_ARGS=--object-store-memory=200000000
   export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
