@@ -152,12 +152,15 @@ mvp::rt::reach() {
   return 1
 }
 
-# A node is up when it answers over ssh; why not is a warning line.
+# A node is up when it answers over ssh; why not is a warning line, once
+# per node and script however often it is asked.
+declare -gA MVP_SSH_WARNED=()
 mvp::rt::node_is_up() {
   local i why
   i=$(mvp::rt::index "$1") || exit 1
   why=$(mvp::rt::reach "$i") && return 0
-  mvp::warn "$why"
+  [[ -n ${MVP_SSH_WARNED[$i]:-} ]] || mvp::warn "$why"
+  MVP_SSH_WARNED[$i]=1
   return 1
 }
 

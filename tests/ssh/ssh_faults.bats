@@ -66,7 +66,7 @@ setup() {
   MVP_SSH_KNOWN_HOSTS=$kh run ssh_rb 21_start_workers
   assert_failure
   refute_output --partial "@@@"
-  assert_output --partial "ERROR: node mvp11-ray-worker-1 is not up"
+  assert_output --partial "ERROR: node mvp11-ray-worker-1 is down and the ssh runtime could not bring it back"
   run grep -c 'host key has CHANGED' <<<"$output"
   assert_output 1
 }
@@ -83,5 +83,5 @@ setup() {
   run ssh_rb 21_start_workers
   assert_failure
   assert_output --partial "mvp11-ray-worker-2 ($ip:$SSH_TEST_PORT): connection refused; is sshd running on $ip:$SSH_TEST_PORT?"
-  assert_output --partial "ERROR: node mvp11-ray-worker-2 is not up"
+  assert_output --partial "ERROR: node mvp11-ray-worker-2 is down and the ssh runtime could not bring it back"
 }
