@@ -158,7 +158,8 @@ ssh_restricted_path() {
   mkdir -p "$dir"
   for tool in bash sh env ssh python3 jq curl flock sleep cat mkdir rm mv cp ln grep sed awk sort head tail tr cut \
     wc id dirname basename mktemp find ls chmod stat xargs tee timeout uname readlink realpath od date hostname \
-    kill ps touch seq true false sha256sum gzip tar du df nproc comm uniq printf test md5sum; do
+    kill ps touch seq true false sha256sum gzip tar du df nproc comm uniq printf test md5sum echo nice tac paste \
+    expr getent rmdir sync; do
     path=$(command -v "$tool" 2>/dev/null) || continue
     [[ $path == /* ]] && ln -sf "$path" "$dir/$tool"
   done
