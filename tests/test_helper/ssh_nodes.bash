@@ -160,7 +160,7 @@ ssh_restricted_path() {
     wc id dirname basename mktemp find ls chmod stat xargs tee timeout uname readlink realpath od date hostname \
     kill ps touch seq true false sha256sum gzip tar du df nproc comm uniq printf test md5sum echo nice tac paste \
     expr getent rmdir sync; do
-    path=$(command -v "$tool" 2>/dev/null) || continue
+    path=$(type -P "$tool") || continue
     [[ $path == /* ]] && ln -sf "$path" "$dir/$tool"
   done
   for tool in nsenter unshare docker; do
