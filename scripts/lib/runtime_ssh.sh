@@ -67,6 +67,9 @@ mvp::rt::parse_inventory() {
     i=$((i + 1))
   done
   [[ -n $MVP_WORKER_IPS ]] || MVP_WORKER_IPS=${ips[*]}
+  # config.sh named the nodes from MVP_WORKERS before this count.
+  MVP_NODES=("$MVP_HEAD_NODE")
+  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
 }
 
 # The index of a node (0 = head) in the inventory.
