@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# The ssh runtime's configuration without a cluster: the inventory, the
+# addresses it implies, the ssh command of each node, token auth's default and
+# bad input as one ERROR line. (Real sshd servers: tests/ssh.)
+
+setup() {
+  load ../test_helper/common
+  unset SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_RAY_AUTH MVP_SSH_CONFIG MVP_SSH_IDENTITY MVP_SSH_KNOWN_HOSTS
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=ssh
+  export MVP_SSH_HEAD=admin@10.1.0.10:2200 MVP_SSH_WORKERS="10.1.0.11 ops@10.1.0.12:22 10.1.0.13:2201"
+}
+
+# Loads the configuration as every script does and prints what it resolved.
+resolve() {
+  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
+    echo "workers=$MVP_WORKERS"; echo "nodes=${MVP_NODES[*]}"; echo "head=$MVP_HEAD_IP"
+    echo "worker_ips=$MVP_WORKER_IPS"; echo "shared=$SHARED_ROOT"; echo "auth=$MVP_RAY_AUTH"
+    echo "token=$MVP_RAY_TOKEN_FILE"; echo "dashboard=$MVP_DASHBOARD_URL"
+    [[ $MVP_RUNTIME != ssh ]] || for i in 0 3; do mvp::rt::ssh_argv "$i"; echo "ssh$i=${MVP_SSH_ARGV[*]}"; done' _ "$MVP_REPO" "$@"
+}
+
+@test "ssh inventory: any number of workers, named in order; Ray addresses from IPv4 hosts; token auth on by default" {
+  run resolve
+  assert_success
+  assert_line "workers=3"
+  assert_line "nodes=mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1 mvp11-ray-worker-2"
+  assert_line "head=10.1.0.10"
+  assert_line "worker_ips=10.1.0.11 10.1.0.12 10.1.0.13"
+  assert_line "shared=/private"
+  assert_line "auth=token"
+  assert_line "token=/private/secrets/ray_auth_token"
+  assert_line "dashboard=http://10.1.0.10:8265"
+}
+
+@test "ssh inventory: each node's ssh has BatchMode, strict host keys, its user and port, and the optional files" {
+  MVP_SSH_KNOWN_HOSTS="/etc/mvp/known hosts" MVP_SSH_IDENTITY=/etc/mvp/id MVP_SSH_CONFIG=/etc/mvp/ssh_config run resolve
+  assert_success
+  assert_line --partial "ssh0=ssh -o BatchMode=yes -o StrictHostKeyChecking=yes"
+  assert_line --regexp '^ssh0=.* -F /etc/mvp/ssh_config -i /etc/mvp/id -o IdentitiesOnly=yes -o UserKnownHostsFile="/etc/mvp/known hosts" -p 2200 admin@10.1.0.10$'
+  assert_line --regexp '^ssh3=.* -p 2201 10.1.0.13$'
+}
+
+@test "ssh inventory: hosts by name need MVP_WORKER_IPS; given, they are used in order" {
+  MVP_SSH_WORKERS="gpu-a gpu-b" run resolve
+  assert_failure
+  assert_output "ERROR: MVP_SSH_WORKERS names host 'gpu-a'; set MVP_WORKER_IPS to every worker's Ray address (IPv4), in the same order"
+  MVP_SSH_WORKERS="gpu-a gpu-b" MVP_WORKER_IPS="10.2.0.1 10.2.0.2" run resolve
+  assert_success
+  assert_line "worker_ips=10.2.0.1 10.2.0.2"
+  assert_line "workers=2"
+}
+
+@test "ssh inventory: a malformed entry, an empty inventory and a bad MVP_RAY_AUTH are one ERROR line each" {
+  MVP_SSH_WORKERS="10.1.0.11 root@@x:22" run resolve
+  assert_failure
+  assert_output "ERROR: 'root@@x:22' in MVP_SSH_HEAD/MVP_SSH_WORKERS is not [user@]host[:port]; fix your inventory"
+  MVP_SSH_WORKERS="" run resolve
+  assert_failure
+  assert_output "ERROR: MVP_SSH_WORKERS is empty; list the worker nodes as [user@]host[:port], space separated"
+  MVP_RAY_AUTH=maybe run resolve
+  assert_failure
+  assert_output "ERROR: MVP_RAY_AUTH='maybe' must be token or off"
+}
+
+@test "MVP_RAY_AUTH: off by default on local, token when set; the token file is on the shared storage" {
+  MVP_RUNTIME=local run resolve
+  assert_line "auth=off"
+  MVP_RUNTIME=local MVP_RAY_AUTH=token SHARED_ROOT=/srv/shared run resolve
+  assert_line "auth=token"
+  assert_line "token=/srv/shared/secrets/ray_auth_token"
+}
