@@ -35,18 +35,67 @@ def claim(job: Path) -> Path:
 
 
 INDEX = ".index"
+INDEX_LOCK = ".index.lock"
+
+
+class _IndexLock:
+    """flock on a file of its own: the index is appended to in place and
+    rewritten by rename, and both must exclude each other (O_APPEND alone
+    is not atomic on NFS)."""
+
+    def __init__(self, jobs: Path):
+        self.path = jobs / INDEX_LOCK
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o640)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
 
 
 def _index_add(jobs: Path, submission_id: str) -> None:
-    """One "<ms> <id>" line per claimed directory, appended under a lock
-    (O_APPEND alone is not atomic on NFS)."""
-    line = f"{int(time.time() * 1000)} {submission_id}\n".encode()
-    fd = os.open(jobs / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    """One "<ms> <id>" line per claimed directory. The first claim after an
+    upgrade indexes the directories made before the index existed."""
+    if not (jobs / INDEX).exists():
+        _index_build(jobs)
+    with _IndexLock(jobs):
+        with open(jobs / INDEX, "a", encoding="utf-8") as f:
+            f.write(f"{int(time.time() * 1000)} {submission_id}\n")
+
+
+def _index_rewrite(jobs: Path, keep) -> None:
+    """Rewrites the index with the (ms, id) pairs keep(pairs) returns."""
+    with _IndexLock(jobs):
+        tokens = _index_tokens(jobs)
+        pairs = keep(list(zip(tokens[0::2], tokens[1::2])))
+        fsutil.write_text(jobs / INDEX, "".join(f"{ms} {sid}\n" for ms, sid in pairs))
+
+
+def _index_tokens(jobs: Path) -> list:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+        return (jobs / INDEX).read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return []
+
+
+def index_remove(jobs: Path, removed: set) -> None:
+    """Retention removed these directories: the index forgets them."""
+    if removed and (jobs / INDEX).exists():
+        _index_rewrite(jobs, lambda pairs: [p for p in pairs if p[1] not in removed])
+
+
+def _index_build(jobs: Path) -> None:
+    """Job directories made before the index existed, dated by their config/
+    directory (written once, at submission)."""
+    def dated(sid: str) -> int:
+        try:
+            return int(os.stat(jobs / sid / "config").st_mtime * 1000)
+        except OSError:
+            return 0
+    found = names(jobs)
+    _index_rewrite(jobs, lambda pairs: sorted(pairs + [(str(dated(s)), s) for s in found - {p[1] for p in pairs}],
+                                              key=lambda p: int(p[0])))
 
 
 def names(jobs: Path) -> set:
@@ -57,28 +106,25 @@ def names(jobs: Path) -> set:
         return set()
 
 
-def newest(jobs: Path, present: set, limit: int) -> list:
-    """(submitted_at_ms, id) of the newest `limit` of the `present` job
-    directories, newest first. The index is in submission order, so it is
-    read from its end; directories it does not list (made before it existed)
-    are dated by their config/ directory, written once at submission."""
-    try:
-        tokens = (jobs / INDEX).read_text(encoding="utf-8").split()
-    except OSError:
-        tokens = []
+def newest(jobs: Path, limit: int) -> tuple:
+    """(number of job directories, [(submitted_at_ms, id)] of the newest
+    `limit`, newest first), from jobs/.index alone: it is in submission
+    order, so only its end is looked at, and only those directories are
+    checked. Never a listing of every directory (but once, to build the
+    index where there is none)."""
+    if not jobs.is_dir():
+        return 0, []
+    if not (jobs / INDEX).exists() and names(jobs):
+        _index_build(jobs)
+    tokens = _index_tokens(jobs)
     stamps, ids = tokens[0::2], tokens[1::2]
     found = {}
     for i in range(len(ids) - 1, -1, -1):
         if len(found) == limit:
             break
-        if ids[i] in present and ids[i] not in found:
+        if ids[i] not in found and (jobs / ids[i]).is_dir():
             found[ids[i]] = int(stamps[i])
-    for sid in present.difference(ids):
-        try:
-            found[sid] = int(os.stat(jobs / sid / "config").st_mtime * 1000)
-        except OSError:
-            found[sid] = 0
-    return sorted(((ms, sid) for sid, ms in found.items()), reverse=True)[:limit]
+    return len(set(ids)), sorted(((ms, sid) for sid, ms in found.items()), reverse=True)
 
 
 def _iso(ms) -> Optional[str]:

@@ -27,12 +27,12 @@ def _row_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
     return row
 
 
-def recent_jobs(jobs: Path, present: set, live: dict, limit: int) -> list:
+def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
     """The newest `limit` jobs: Ray's merged with the archive, so history
     survives a cluster restart. Only the archived jobs the listing can show
     are read (jobdir.newest), however many directories there are."""
     rows = dict(live)
-    for submitted_ms, sid in jobdir.newest(jobs, present, limit):
+    for submitted_ms, sid in archived:
         jd = jobs / sid
         spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
         result = fsutil.read_json(jd / "result.json")
@@ -65,8 +65,8 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
             if sid:
                 live[sid] = _row_from_ray(job, ips, head_ids)
                 jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
-    present = jobdir.names(settings.jobs_dir)
-    report["jobs"] = recent_jobs(settings.jobs_dir, present, live, RECENT_JOBS)
+    job_dirs, archived = jobdir.newest(settings.jobs_dir, RECENT_JOBS)
+    report["jobs"] = recent_jobs(settings.jobs_dir, archived, live, RECENT_JOBS)
     root = settings.shared_root
     usage = {"path": str(root)}
     try:
@@ -75,7 +75,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
                      used_bytes=(st.f_blocks - st.f_bfree) * st.f_frsize)
     except OSError as exc:
         usage["error"] = str(exc)
-    usage["job_dirs"] = len(present)
+    usage["job_dirs"] = job_dirs
     report["shared_root"] = usage
     return report
 

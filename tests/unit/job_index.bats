@@ -21,22 +21,29 @@ for sid in sys.argv[2:]:
     else:
         jobdir.claim(jobs / sid)
         time.sleep(0.002)
-print(" ".join(sid for _, sid in jobdir.newest(jobs, jobdir.names(jobs), 3)))
+count, rows = jobdir.newest(jobs, 3)
+print(count, " ".join(sid for _, sid in rows))
 PY
 }
 
 @test "job index: the newest claimed directories come first, however many there are" {
   run newest a b c d e
   assert_success
-  assert_output "e d c"
+  assert_output "5 e d c"
 }
 
-@test "job index: a directory the index does not list is still listed, dated by its config/" {
+@test "job index: directories made before the index existed are indexed at the next claim, dated by their config/" {
   run newest legacy:old a
-  assert_output "a old"
+  assert_output "2 a old"
 }
 
-@test "job index: a removed directory is not listed though its index line stays" {
+@test "job index: a directory removed by hand is not listed; one removed by retention leaves the index too" {
   run newest a b c d rm:d
-  assert_output "c b a"
+  assert_output "4 c b a"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import shutil, sys
+from pathlib import Path
+from mvp import jobdir
+jobs = Path(sys.argv[1]); shutil.rmtree(jobs / "c"); jobdir.index_remove(jobs, {"c", "d"})
+count, rows = jobdir.newest(jobs, 3); print(count, *[sid for _, sid in rows])' "$BATS_TEST_TMPDIR/jobs"
+  assert_output "2 b a"
 }

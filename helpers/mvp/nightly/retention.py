@@ -3,7 +3,7 @@ ones, but never a job that is still running or one a kept report links to."""
 import shutil
 from pathlib import Path
 
-from .. import fsutil, log
+from .. import fsutil, jobdir, log
 from ..dashboard import TERMINAL, Dashboard
 
 
@@ -23,7 +23,7 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard) -> list
     running = set()
     if old and dash.alive():
         running = {j.get("submission_id") for j in dash.jobs() if j.get("status") not in TERMINAL}
-    removed = []
+    removed, removed_jobs = [], set()
     for run in old:
         spared = []
         for sid in sorted(_job_ids(run)):
@@ -31,11 +31,13 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard) -> list
                 spared.append(sid)
                 continue
             shutil.rmtree(jobs_dir / sid, ignore_errors=True)
+            removed_jobs.add(sid)
         if spared:
             log.step(f"retention: keeping {run.name} for jobs still running or linked: {', '.join(spared)}")
             continue
         shutil.rmtree(run)
         removed.append(run.name)
+    jobdir.index_remove(jobs_dir, removed_jobs)
     if removed:
         log.step(f"retention: removed {len(removed)} run(s) beyond the newest {keep}: {', '.join(removed)}")
     return removed
