@@ -78,7 +78,10 @@ def hydra_main_args(source_file: Path) -> tuple:
 
 # --------------------------------------------------------------------- cache --
 def _fingerprint(config_dir: Path, source_file: Path, module: str) -> str:
-    h = hashlib.sha256(f"{CACHE_VERSION}\0{module}\0{source_file}\0".encode())
+    """Sizes and mtimes of the entrypoint and the config files, by relative
+    path: the same snapshot seen at another mount point (the head's /private)
+    has the same fingerprint; an edited tree has another."""
+    h = hashlib.sha256(f"{CACHE_VERSION}\0{module}\0".encode())
     st = source_file.stat()
     h.update(f"{st.st_size}\0{st.st_mtime_ns}\n".encode())
     for dirpath, dirnames, filenames in os.walk(config_dir):
@@ -87,7 +90,7 @@ def _fingerprint(config_dir: Path, source_file: Path, module: str) -> str:
             if name.endswith((".yaml", ".yml")):
                 p = os.path.join(dirpath, name)
                 st = os.stat(p)
-                h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+                h.update(f"{os.path.relpath(p, config_dir)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:32]
 
 
@@ -165,7 +168,7 @@ class SnapshotConfig:
                 cached = None
         if cached and cached.get("version") == CACHE_VERSION:
             self.cache_hit = True
-            self.config_name, self.config_dir = cached["config_name"], Path(cached["config_dir"])
+            self.config_name, self.config_dir = cached["config_name"], config_dir_guess
             self.keys, self.groups = cached["keys"], set(cached["groups"])
             return
         config_path, self.config_name = hydra_main_args(self.source)
@@ -177,8 +180,7 @@ class SnapshotConfig:
         self.keys, self.groups = derived["keys"], set(derived["groups"])
         if cache_file is not None and self.config_dir == config_dir_guess:
             _write_atomic(cache_file, {"version": CACHE_VERSION, "config_name": self.config_name,
-                                       "config_dir": str(self.config_dir), "keys": self.keys,
-                                       "groups": sorted(self.groups)})
+                                       "module": module, "keys": self.keys, "groups": sorted(self.groups)})
 
     def _derive_or_explain(self) -> dict:
         try:
@@ -324,15 +326,19 @@ def _compose_verdict(snap: SnapshotConfig, overrides: list) -> None:
         raise MvpError(f"preflight: Hydra cannot compose the overrides ({snap.where()}): {_first_line(exc)}") from None
 
 
-def check(code_path: Path, module: str, overrides: list, cache_dir: Optional[Path] = None,
-          label: str = "") -> Result:
+def verify(snap: SnapshotConfig, overrides: list, started: Optional[float] = None) -> Result:
     """Raises MvpError (one line) for the first override verl's Hydra would refuse."""
-    t0 = time.perf_counter()
-    snap = SnapshotConfig(code_path, module, cache_dir, label)
+    t0 = time.perf_counter() if started is None else started
     composed = _needs_compose(snap, list(overrides))
     if composed:
         _compose_verdict(snap, list(overrides))
     return Result(snap, time.perf_counter() - t0, composed)
+
+
+def check(code_path: Path, module: str, overrides: list, cache_dir: Optional[Path] = None,
+          label: str = "") -> Result:
+    t0 = time.perf_counter()
+    return verify(SnapshotConfig(code_path, module, cache_dir, label), overrides, t0)
 
 
 def reward_key(code_path: Path, module: str = "verl.trainer.main_ppo", cache_dir: Optional[Path] = None) -> Optional[str]:

@@ -23,7 +23,8 @@ mvp_isolate() {
   export MVP_HEAD_IP=$MVP_TEST_NET.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_GCS_PORT=$((16379 + slot)) MVP_DASHBOARD_PORT=$((18265 + slot)) MVP_CLIENT_PORT=$((19001 + slot))
   export MVP_NODE_PORT_BASE=$((30000 + 3000 * slot))
-  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
+  # Real verl 0.9.1 with the CPU stand-in over its entrypoints (tests/fixtures/real_verl.sh).
+  export MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
   export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   export MVP_DASHBOARD="http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT"
