@@ -15,7 +15,6 @@ Hydra compose of the whole override list, whose verdict is final.
 Hydra's rules as they apply here: `key=value` needs an existing key;
 `+key=value` needs a key that does not exist; `++key=value` sets either way;
 a value must parse with Hydra's override grammar."""
-import ast
 import hashlib
 import json
 import os
@@ -47,6 +46,7 @@ def entrypoint_file(code_path: Path, module: str) -> Path:
 
 def hydra_main_args(source_file: Path) -> tuple:
     """(config_path, config_name) of the @hydra.main decorator, read with ast."""
+    import ast  # only when the cache cannot answer: the submit path is benchmarked
     try:
         tree = ast.parse(source_file.read_text(encoding="utf-8"), filename=str(source_file))
     except OSError as exc:

@@ -52,16 +52,20 @@ setup() {
   [[ -z $(find "$CODE" -maxdepth 1 -name '.tmp-*') ]]
 }
 
-@test "31_snapshot: a second snapshot of an unchanged real verl 0.9.1 tree adds under 5% of the first one's disk usage" {
+@test "31_snapshot: a second snapshot of an unchanged real verl 0.9.1 tree adds no file data, only its directories, manifest and marker" {
   CODE_ID=codeA "$MVP_REPO/scripts/31_snapshot_verl_code.sh" 2>/dev/null
   run --separate-stderr env CODE_ID=codeB "$MVP_REPO/scripts/31_snapshot_verl_code.sh"
   assert_success
   [[ $stderr == *"(0 copied, "*" hard-linked from codeA)"* ]]
-  local first both
+  local first both dirs meta
   first=$(du -sk "$CODE/codeA" | cut -f1)
   both=$(du -sk "$CODE/codeA" "$CODE/codeB" | awk '{s += $1} END {print s}')
-  echo "first ${first}K, second adds $((both - first))K" >&3
-  (( (both - first) * 100 < first * 5 ))
+  # verl 0.9.1 has 94 directories: their 4K blocks are most of what a snapshot of it costs twice.
+  dirs=$(find "$CODE/codeB" -type d | wc -l)
+  meta=$(du -sk "$CODE/codeB/MANIFEST.json" "$CODE/codeB/mvp_marker.py" | awk '{s += $1} END {print s}')
+  echo "first ${first}K, second adds $((both - first))K ($((100 * (both - first) / first))%): $dirs directories, ${meta}K manifest and marker" >&3
+  (( both - first <= dirs * 4 + meta ))
+  (( (both - first) * 100 < first * 10 ))
 }
 
 @test "31_snapshot: without CODE_ID a clean git tree is git-<commit>, a dirty one src-<content hash>" {

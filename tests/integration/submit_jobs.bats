@@ -240,10 +240,11 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
 @test "a secret env var reaches the job but no file under the job directory, no log and no output" {
   local secret=s3cr3t-value-for-the-test
   sed "s/^env_vars: {}/env_vars: {PLATFORM_TOKEN: $secret, PLAIN_SETTING: visible}/" "$SPEC" >"$BATS_TEST_TMPDIR/secret.yaml"
-  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/secret.yaml" --wait \
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/secret.yaml" --wait \
     --override +mvp_standin.expect_env=PLATFORM_TOKEN
   assert_success
   refute_output --partial "$secret"
+  [[ $stderr != *"$secret"* ]]
   local id
   id=$(last_line)
   run grep -c "mvp_standin: PLATFORM_TOKEN is set (${#secret} characters)" "$SHARED_ROOT/jobs/$id/logs/driver.log"
@@ -337,7 +338,8 @@ bare_submit() {
   done
   run bare_submit '{}' "${ok[@]}"
   assert_output FAILED
-  run grep -c "ValueError: Total available GPUs 0.0 is less than total desired GPUs 8" "$BATS_TEST_TMPDIR/bare.log"
+  # Ray drops a resource that is all taken from the free view: verl sums 0.
+  run grep -cE "ValueError: Total available GPUs 0(\.0)? is less than total desired GPUs 8" "$BATS_TEST_TMPDIR/bare.log"
   (( output >= 1 ))
   "$MVP_REPO/scripts/52_stop.sh" "$holder" >/dev/null 2>&1
 }
