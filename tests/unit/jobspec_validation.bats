@@ -6,14 +6,8 @@
 
 setup_file() {
   load ../test_helper/common
-  export REAL_VERL=$MVP_REPO/.mvp/cache/verl-0.9.1/verl
-  [[ -f $REAL_VERL/trainer/config/ppo_trainer.yaml ]] || { echo "no $REAL_VERL; run make setup" >&3; return 1; }
-  # The preflight's facts of verl 0.9.1's two configs, derived once for every test.
-  local module
-  for module in verl.trainer.main_ppo verl.trainer.sft_trainer_ray; do
-    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.preflight "${REAL_VERL%/verl}" "$module" \
-      --cache-dir "$BATS_FILE_TMPDIR/preflight" 2>/dev/null
-  done
+  export REAL_VERL=$MVP_REAL_VERL
+  mvp_preflight_facts "$BATS_FILE_TMPDIR/preflight" || { echo "no preflight facts of real verl; run make setup" >&3; return 1; }
 }
 
 setup() {
@@ -21,10 +15,8 @@ setup() {
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID=""
   local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$snap" "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
-  ln -s "$REAL_VERL" "$snap/verl"
-  mkdir -p "$SHARED_ROOT/common/code"
-  cp -r "$BATS_FILE_TMPDIR/preflight" "$SHARED_ROOT/common/code/preflight"
+  mkdir -p "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
+  mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   echo '{}' >"$SHARED_ROOT/common/models/m/config.json"
