@@ -17,9 +17,10 @@ APT_PACKAGES += openssh-client openssh-server
 APT_PACKAGES += podman runc catatonit uidmap slirp4netns docker-compose mmdebstrap
 APT_PACKAGES += $(if $(shell command -v docker),,docker.io)
 
-# The demo: synthetic GSM8K-format data, the CPU stand-in for verl and a
-# config.json-only model fixture, so it needs no network, GPU or Docker.
-DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=tests/fixtures/verl_standin \
+# The demo: synthetic GSM8K-format data, the CPU stand-in for verl laid over
+# the real verl 0.9.1 tree (tests/fixtures/real_verl.sh) and a config.json-only
+# model fixture, so it needs no GPU or Docker.
+DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin \
 	MVP_MODEL_ID=mvp-fixtures/model-standin MVP_MODEL_SOURCE=tests/fixtures/model_standin CODE_ID=standin-demo
 
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
@@ -38,6 +39,7 @@ setup:
 	else echo "ERROR: missing Debian packages: $$missing; run: sudo apt-get install $$missing" >&2; exit 1; fi
 	@scripts/12_install_py_deps.sh --runtime local
 	@.venv/bin/python -m pip install -q -r tests/requirements.txt
+	@tests/fixtures/real_verl.sh
 
 test: setup
 	tests/run tests/unit tests/integration tests/slurm tests/compose tests/ssh
@@ -60,7 +62,7 @@ test-ssh: setup
 	tests/run tests/ssh
 
 demo: setup
-	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin); it trains nothing =="
+	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin over real verl 0.9.1's config); it trains nothing =="
 	for s in $(BRINGUP_STEPS); do $(DEMO_ENV) scripts/$$s.sh || exit 1; done
 	$(DEMO_ENV) scripts/30_prepare_data_and_model.sh
 	$(DEMO_ENV) scripts/31_snapshot_verl_code.sh

@@ -7,9 +7,12 @@ BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench::isolate() {
   local dir=$1
   export MVP_CONFIG=$BENCH_REPO/tests/fixtures/empty.env MVP_RUNTIME=local
-  export MVP_STATE_DIR=$dir/state SHARED_ROOT=$dir/shared MVP_HEAD_IP=127.0.20.2 MVP_WORKER_IPS=""
-  export MVP_GCS_PORT=26379 MVP_DASHBOARD_PORT=28265 MVP_CLIENT_PORT=29001 MVP_NODE_PORT_BASE=61000
-  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$BENCH_REPO/tests/fixtures/model_standin
+  # MVP_BENCH_SLOT (0-9) moves addresses and ports, as MVP_TEST_SLOT does for tests.
+  local slot=${MVP_BENCH_SLOT:-0}
+  export MVP_STATE_DIR=$dir/state SHARED_ROOT=$dir/shared MVP_HEAD_IP=127.0.$((20 + slot)).2 MVP_WORKER_IPS=""
+  export MVP_GCS_PORT=$((26379 + slot)) MVP_DASHBOARD_PORT=$((28265 + slot)) MVP_CLIENT_PORT=$((29001 + slot))
+  export MVP_NODE_PORT_BASE=$((40000 + 2500 * slot))
+  export MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin MVP_MODEL_SOURCE=$BENCH_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin MVP_GSM8K_SOURCE=${MVP_BENCH_GSM8K:-$BENCH_REPO/../shared/data/gsm8k}
   mkdir -p "$SHARED_ROOT"
 }

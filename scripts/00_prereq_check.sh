@@ -61,7 +61,7 @@ check_verl_source() {
   [[ $MVP_RUNTIME == compose ]] && src=${MVP_VERL_SRC:-$MVP_VERL_DIR}
   [[ $MVP_RUNTIME == compose && $src != /* ]] && src=$MVP_REPO/$src
   if [[ ! -f $src/verl/__init__.py ]]; then
-    MVP_PROBLEMS+=("no verl source at $src; git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR, or set MVP_VERL_SRC=tests/fixtures/verl_standin for the CPU stand-in")
+    MVP_PROBLEMS+=("no verl source at $src; git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR, or set MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin for the CPU stand-in (made by make setup)")
   fi
 }
 

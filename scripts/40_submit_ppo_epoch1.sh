@@ -3,8 +3,9 @@
 # head with `ray job submit`, the driver on a worker. Code: the snapshot
 # CODE_ID (default: the newest); model: common/models/$MVP_MODEL_ID.
 #
-# Usage: scripts/40_submit_ppo_epoch1.sh [--wait] [--override KEY=VALUE]... [--dry-run] [--help]
+# Usage: scripts/40_submit_ppo_epoch1.sh [--wait] [--queue] [--override KEY=VALUE]... [--dry-run] [--help]
 #   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
+#   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
 #   --override  one more trainer override (repeatable), e.g. trainer.total_training_steps=5
 # Prints the submission id as the last line on stdout.
 # Every run submits a new job with a new id and a new job directory.

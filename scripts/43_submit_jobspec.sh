@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# 43_submit_jobspec.sh: validates a JobSpec, creates <shared_root>/jobs/<id>/
+# 43_submit_jobspec.sh: validates a JobSpec and its overrides against the snapshot's
+# verl config (the preflight), creates <shared_root>/jobs/<id>/
 # (config/job_spec.json, runtime_env.json, submit_cmd.txt; logs/, checkpoints/,
 # debug/) and runs `ray job submit` inside the head node with the driver forced
 # onto a worker (--entrypoint-resources '{"worker_node": 1}').
 #
-# Usage: scripts/43_submit_jobspec.sh JOBSPEC.yaml [--wait] [--override KEY=VALUE]...
+# Usage: scripts/43_submit_jobspec.sh JOBSPEC.yaml [--wait] [--queue] [--override KEY=VALUE]...
 #                                     [--dry-run] [--help]
 #   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
+#   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
 #   --dry-run   validate and print the job_spec.json and command; submit nothing
 # Prints the submission id as the last line on stdout.
 # Never overwrites: an id that exists (in Ray or as a directory) is refused.

@@ -3,8 +3,11 @@
 # Python SDK (JobSubmissionClient) in one process, from the head node, with a
 # Ray base config (address, entrypoint resources, runtime_env defaults).
 #
-# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait]
+# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait] [--queue]
 #                                 [--override KEY=VALUE]... [--dry-run] [--help]
+# Before anything is written: the overrides are checked against the snapshot's
+# verl config (the preflight), and the GPUs the job needs must be free
+# (--queue: wait for them, at most MVP_JOB_TIMEOUT s).
 # Prints the submission id as the last line on stdout. Never overwrites a job.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

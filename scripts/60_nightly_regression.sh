@@ -2,7 +2,8 @@
 # 60_nightly_regression.sh: the v1.1 acceptance suite, unattended: brings the
 # cluster up (00, 01, 20, 21), prepares data and model (30, skipped when
 # present), snapshots the code (31; CODE_ID or the tree's commit), submits
-# PPO twice, GRPO and SFT (40, 40, 41, 42), waits for each (MVP_JOB_TIMEOUT),
+# PPO twice, GRPO and SFT (40, 40, 41, 42) one after another (each needs every
+# GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
 # judges every job against seed 004's Definition of Done and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
 # and regressions/index.html (every night, with trend charts). Keeps the
@@ -59,19 +60,17 @@ run_steps() {
   CODE_USED=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" | tail -n 1) || { FAILED_STEP=31_snapshot_verl_code; return 1; }
   export CODE_ID=$CODE_USED
 
-  local job out id
+  # Every job asks for all the cluster's GPUs, and verl checks FREE GPUs and
+  # fails rather than queue: one job after another, each waited for at most
+  # MVP_JOB_TIMEOUT seconds from its own submission.
+  local job out
   for job in "${JOBS[@]}"; do
     local -a extra=()
     [[ $MVP_NIGHTLY_INJECT_FAILURE == "$job" ]] && extra=(--override +mvp_standin.fail_at_step=3)
-    mvp::log "submitting $job (${SUBMIT[$job]}.sh ${extra[*]})"
-    id=""
-    if out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" "${extra[@]}"); then id=$(tail -n 1 <<<"$out"); fi
-    IDS[$job]=$id
-  done
-  for job in "${JOBS[@]}"; do
-    [[ -n ${IDS[$job]:-} ]] || continue
-    mvp::log "waiting for $job (${IDS[$job]}, at most ${MVP_JOB_TIMEOUT}s)"
-    mvp::helper wait "${IDS[$job]}" --timeout "$MVP_JOB_TIMEOUT" >>"$LOG" || true
+    mvp::log "submitting $job (${SUBMIT[$job]}.sh --wait ${extra[*]}), at most ${MVP_JOB_TIMEOUT}s"
+    # The submit script prints the id last once Ray has the job, whatever the job's end.
+    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --wait "${extra[@]}") || true
+    IDS[$job]=$(tail -n 1 <<<"$out")
   done
 }
 
@@ -97,7 +96,7 @@ main() {
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
     for i in "${JOBS[@]}"; do
-      echo "  submit $i: scripts/${SUBMIT[$i]}.sh$([[ $MVP_NIGHTLY_INJECT_FAILURE == "$i" ]] && echo ' --override +mvp_standin.fail_at_step=3'), wait at most ${MVP_JOB_TIMEOUT}s"
+      echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait$([[ $MVP_NIGHTLY_INJECT_FAILURE == "$i" ]] && echo ' --override +mvp_standin.fail_at_step=3') (at most ${MVP_JOB_TIMEOUT}s from its submission)"
     done
     echo "  judge every job, write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
     echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"

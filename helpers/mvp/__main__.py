@@ -46,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
+    c.add_argument("--queue", action="store_true", help="wait (at most MVP_JOB_TIMEOUT) for the GPUs other jobs hold")
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
     c.set_defaults(func=module_command("submit", "main"))
 

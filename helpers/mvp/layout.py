@@ -21,6 +21,7 @@ DIRECTORIES = (
     ("common_datasets", "common/datasets", "shared data sets"),
     ("code", "common/code", "code snapshots"),
     ("snapshots", "common/code/verl", "common/code/verl/<code_id>/ with mvp_marker.py"),
+    ("preflight", "common/code/preflight", "per snapshot: the keys of its verl config, for the preflight"),
     ("user", "user", "users' own content"),
     ("user_code", "user/code", "reward functions and other custom Python"),
 )

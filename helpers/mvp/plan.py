@@ -1,10 +1,11 @@
 """A validated JobSpec resolved into what gets submitted: the job directory,
 trainer overrides, runtime_env and the entrypoint. Pure: nothing is written here."""
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import redact, snapshot
+from . import preflight, redact, snapshot
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -13,6 +14,19 @@ from .settings import Settings
 TRAINER_MODULES = {"ppo": "verl.trainer.main_ppo", "grpo": "verl.trainer.main_ppo", "sft": "verl.trainer.sft_trainer_ray"}
 LAUNCHER = Path(__file__).with_name("launch.py")
 
+# verl 0.9.1's main_ppo puts these names in the runtime_env of its own
+# ray.init (verl/trainer/constants_ppo.py, get_ppo_ray_runtime_env), and Ray
+# refuses to merge a job env var of the same name with it: the job would fail
+# at start-up. Each with the way verl does want it set.
+VERL_RESERVED_ENV = {
+    "VERL_FULL_DETERMINISM": "set actor_rollout_ref.rollout.full_determinism=true instead",
+    "VLLM_BATCH_INVARIANT": "set actor_rollout_ref.rollout.full_determinism=true instead",
+    "VERL_RL_INSIGHT_ENABLE": "add rl_insight to trainer.logger instead",
+    **{name: "verl forwards it from the driver's environment: set it in the nodes' environment before ray start"
+       for name in ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG", "FLASH_ATTENTION_DETERMINISTIC",
+                    "NCCL_DETERMINISTIC", "NCCL_ALGO")},
+}
+
 
 class Plan:
     """What one submission is made of. (A plain class: dataclasses costs 8 ms
@@ -20,7 +34,7 @@ class Plan:
 
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
-              "trainer_overrides", "env_vars")
+              "trainer_overrides", "env_vars", "preflight")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -86,7 +100,11 @@ def _safe_for_shell(p: Path, what: str) -> None:
         raise MvpError(f"{what} {p} contains {''.join(sorted(bad))!r}, which a shell would re-parse; use another path")
 
 
-def _reward_fn(root: Path, spec: dict) -> dict:
+def _reward_fn(root: Path, spec: dict, snap: "preflight.SnapshotConfig") -> dict:
+    """The reward function's path/name, under the key this snapshot's verl
+    reads them from: reward.custom_reward_function (0.9.1, whose top-level
+    custom_reward_function still composes and is ignored) or, in older verl,
+    the top-level custom_reward_function."""
     if not spec.get("reward_fn_path"):
         return {}
     path = _inside(root, spec["reward_fn_path"], "reward_fn_path", under=Layout(root).user_code)
@@ -101,7 +119,11 @@ def _reward_fn(root: Path, spec: dict) -> dict:
     names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if name not in names:
         raise MvpError(f"reward_fn_name: {path} defines no function '{name}' (it has: {', '.join(sorted(names)) or 'none'})")
-    return {"custom_reward_function.path": str(path), "custom_reward_function.name": name}
+    where = snap.reward_key()
+    if where is None:
+        raise MvpError(f"reward_fn_path: verl's config in {snap.where()} has no custom_reward_function "
+                       f"(neither {' nor '.join(preflight.REWARD_KEYS)}); this verl cannot take a reward function")
+    return {f"{where}.path": str(path), f"{where}.name": name}
 
 
 def set_override(overrides: dict, key: str, value: str) -> None:
@@ -142,6 +164,9 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         raise MvpError(f"code_path: {code_path} is not a code snapshot (no mvp_marker.py); "
                        "create one with scripts/31_snapshot_verl_code.sh")
     code_id = marker
+    t0 = time.perf_counter()
+    snap = preflight.SnapshotConfig(code_path, TRAINER_MODULES[workload], layout.preflight, label=code_id)
+    snap_seconds = time.perf_counter() - t0
 
     model = _inside(root, spec["model"], "model")
     dataset = spec.get("dataset") or {}
@@ -159,6 +184,8 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
 
     overrides = {
         "trainer.default_local_dir": str(job_dir / "checkpoints"),
+        # Hydra writes its outputs/<date>/<time>/ in the driver's working directory otherwise.
+        "hydra.run.dir": str(job_dir / "hydra"),
         "trainer.save_freq": "10", "trainer.total_epochs": "1",
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",
@@ -168,14 +195,14 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     if val:
         overrides["data.val_files"] = str(val)
     if workload == "sft":
-        overrides.update({"model.path": str(model), "trainer.device": "cpu", "data.messages_key": "messages"})
+        overrides.update({"model.path": str(model), "data.messages_key": "messages"})
     else:
         overrides["actor_rollout_ref.model.path"] = str(model)
         if workload == "ppo":
             overrides["critic.model.path"] = str(model)
         else:
             overrides.update({"algorithm.adv_estimator": "grpo", "actor_rollout_ref.rollout.n": "5"})
-    overrides.update(_reward_fn(root, spec))
+    overrides.update(_reward_fn(root, spec, snap))
     for key, value in [*(spec.get("trainer_overrides") or {}).items(), *extra]:
         set_override(overrides, key, value)
 
@@ -186,6 +213,21 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, "${PYTHONPATH}") if p)
     if workload == "sft":
         env.setdefault("RAY_ADDRESS", "auto")
+        # sft_trainer_ray's driver trains in-process on trainer.device, which
+        # verl's auto_set_device makes cuda even when asked for cpu. A driver
+        # asks Ray for no GPU, and Ray before 2.60 then sets
+        # CUDA_VISIBLE_DEVICES="" ("No CUDA GPUs are available"); 0 here keeps
+        # the node's GPUs visible to it.
+        env.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    else:
+        # verl's multi-node guide sets it in the job's runtime_env.
+        env.setdefault("TORCH_NCCL_AVOID_RECORD_STREAMS", "1")
+        for name in sorted(set(env) & set(VERL_RESERVED_ENV)):
+            raise MvpError(f"env_vars.{name}: verl's main_ppo sets {name} in the runtime_env of its own ray.init "
+                           f"(verl/trainer/constants_ppo.py) and Ray refuses a job env var of the same name; "
+                           f"{VERL_RESERVED_ENV[name]}")
+    # The preflight's cost: reading the snapshot's config facts and checking the overrides.
+    checked = preflight.verify(snap, [f"{k}={v}" for k, v in overrides.items()], time.perf_counter() - snap_seconds)
 
     plan = Plan(
         submission_id=sid, workload=workload, shared_root=root, job_dir=job_dir,
@@ -193,5 +235,6 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         entrypoint_num_cpus=float(res.get("entrypoint_num_cpus", 1)), entrypoint_resources=entry_resources,
         entrypoint_num_gpus=float(res.get("entrypoint_num_gpus", 0) or 0),
         trainer_module=TRAINER_MODULES[workload], trainer_overrides=overrides, env_vars=env, python="python3",
+        preflight=checked,
     )
     return plan

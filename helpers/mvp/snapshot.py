@@ -147,7 +147,24 @@ def create(src: Path, shared_root: Path, code_id: str) -> Path:
     return target
 
 
+def derive_preflight_facts(target: Path, settings) -> None:
+    """What the preflight needs from the snapshot's config (a Hydra compose,
+    about a second each) is derived now, once: submissions then read it."""
+    from . import preflight
+    from .plan import TRAINER_MODULES
+    for module in sorted(set(TRAINER_MODULES.values())):
+        try:
+            snap = preflight.SnapshotConfig(target, module, settings.layout.preflight, label=target.name)
+        except MvpError as exc:
+            log.warn(f"{exc} (jobs of {module} will be refused by the preflight)")
+            continue
+        where = snap.reward_key()
+        log.info(f"preflight facts of {target.name} {module}: config '{snap.config_name}', {len(snap.keys)} keys"
+                 + (f", reward function read from {where}" if where else ""))
+
+
 def main(args, settings) -> int:
     target = create(settings.verl_src, settings.shared_root, settings.code_id)
+    derive_preflight_facts(target, settings)
     print(target.name)
     return 0

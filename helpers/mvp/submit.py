@@ -13,7 +13,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bundle, fsutil, jobdir, jobspec, log, redact
+from . import bundle, fsutil, gpus, jobdir, jobspec, log, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -103,6 +103,7 @@ def main(args, settings) -> int:
     plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
+    log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
     if args.check_only:
         sys.stdout.write(files["job_spec.json"])
         log.step(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
@@ -113,6 +114,7 @@ def main(args, settings) -> int:
     if dash.job(plan.submission_id) is not None:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
+    gpus.ensure_free(dash, gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout, log.step)
     fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
     job_dir = jobdir.claim(plan.job_dir)
     # The submit-time debug bundle is taken while Ray takes the job: its HTTP

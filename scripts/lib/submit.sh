@@ -4,8 +4,8 @@
 # mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
 # the job directory and submits from the head (an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
-# instead of the JobSpec's). Takes --wait and --override KEY=VALUE from
-# MVP_ARGS; prints the submission id last on stdout.
+# instead of the JobSpec's). Takes --wait, --queue and --override KEY=VALUE
+# from MVP_ARGS; prints the submission id last on stdout.
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
@@ -14,6 +14,7 @@ mvp::submit() {
   while (($#)); do
     case $1 in
       --wait) wait=1 ;;
+      --queue) args+=(--queue) ;;
       --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
       --configured-model) args+=(--configured-model) ;;
       -*) mvp::die "unknown option '$1'; see --help" ;;

@@ -5,7 +5,7 @@
 # host's pinned ray[default], PyYAML, pyarrow in the system Python: python3
 # in /usr/bin, `ray` in /usr/local/bin, as in verl's images), and the
 # runbook's own scripts from 00 to 02. Jobs run the CPU STAND-IN for verl
-# (tests/fixtures/verl_standin); GPUs are logical (MVP_COMPOSE_GPUS=logical).
+# (tests/fixtures/verl_standin over real verl 0.9.1); GPUs are logical (MVP_COMPOSE_GPUS=logical).
 # One cluster for the whole file; teardown_file removes every container and
 # network of the project and stops the engine, even when a test fails.
 
@@ -79,7 +79,7 @@ assert_job_on_worker() {
   run "$MVP_REPO/scripts/00_prereq_check.sh"
   assert_success
   assert_output --partial "image $MVP_IMAGE: ray $(sed -n 's/^ray\[default\]==//p' "$MVP_REPO/helpers/requirements.txt") and"
-  assert_output --partial "verl imports from /workspace/mvp/tests/fixtures/verl_standin/verl/__init__.py"
+  assert_output --partial "verl imports from /workspace/mvp/.mvp/cache/verl-0.9.1-standin/verl/__init__.py"
   run "$MVP_REPO/scripts/01_up.sh"
   assert_success
   run "$MVP_REPO/scripts/01_up.sh"
@@ -203,7 +203,7 @@ assert_job_on_worker() {
   local id i
   id=$(last_line)
   for ((i = 0; i < 60; i++)); do
-    grep -q '^step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
+    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
     sleep 1
   done
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"

@@ -2,7 +2,8 @@
 # Two verl versions side by side on one real local cluster: each job imports
 # the snapshot its JobSpec names, proven from its own driver log. Plus the
 # custom reward function's path, checked before submission and forwarded.
-# The snapshots are of the CPU stand-in for verl.
+# The snapshots are of real verl 0.9.1 with the CPU stand-in over its
+# entrypoints (they read the reward function where verl 0.9.1 reads it).
 
 setup_file() {
   load ../test_helper/common
@@ -12,8 +13,8 @@ setup_file() {
   mvp_script 30_prepare_data_and_model >/dev/null
   # codeA and codeB differ in one file.
   local b=$BATS_FILE_TMPDIR/standin-b
-  cp -r "$MVP_REPO/tests/fixtures/verl_standin" "$b"
-  sed -i 's/^__version__ = .*/__version__ = "0.0.0+mvp.cpu.standin.b"/' "$b/verl/__init__.py"
+  cp -r "$MVP_REPO/$MVP_VERL_SRC" "$b"
+  echo '__version__ += ".b"' >>"$b/verl/__init__.py"
   CODE_ID=codeA mvp_script 31_snapshot_verl_code >/dev/null
   CODE_ID=codeB MVP_VERL_SRC=$b mvp_script 31_snapshot_verl_code >/dev/null
   sed "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_FILE_TMPDIR/ppo.yaml"
@@ -71,7 +72,7 @@ setup() {
   assert_output "$(wc -w <<<"$before")"
 }
 
-@test "reward_fn_path under user/code/ reaches the trainer as custom_reward_function.path/name and is called" {
+@test "reward_fn_path reaches verl 0.9.1 as reward.custom_reward_function.path/name, where main_ppo reads it, and is called" {
   mkdir -p "$SHARED_ROOT/user/code"
   cat >"$SHARED_ROOT/user/code/gsm8k_reward.py" <<'PY'
 def my_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -85,8 +86,10 @@ PY
   id=$(last_line)
   log=$SHARED_ROOT/jobs/$id/logs/driver.log
   run sed -n 's/^mvp_standin: overrides=//p' "$log"
-  jq -e --arg p "custom_reward_function.path=$SHARED_ROOT/user/code/gsm8k_reward.py" 'index($p) != null and index("custom_reward_function.name=my_score") != null' <<<"$output"
-  run grep -c "mvp_standin: custom reward my_score from $SHARED_ROOT/user/code/gsm8k_reward.py scored 1.0" "$log"
+  jq -e --arg p "reward.custom_reward_function.path=$SHARED_ROOT/user/code/gsm8k_reward.py" \
+    'index([$p]) != null and index(["reward.custom_reward_function.name=my_score"]) != null' <<<"$output"
+  # The stand-in reads it as verl 0.9.1 does (verl/trainer/ppo/reward.py): the top-level key would be ignored.
+  run grep -c "mvp_standin: custom reward my_score from $SHARED_ROOT/user/code/gsm8k_reward.py scored 1.0 on a sample (read from reward.custom_reward_function)" "$log"
   assert_output 1
 }
 

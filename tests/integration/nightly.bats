@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # 60_nightly_regression.sh end to end on a real local cluster that the nightly
-# brings up itself, with the CPU stand-in for verl as the trainer. The nights
-# build on each other: pass, injected failure, lock, HTML, retention, cron.
+# brings up itself, with the CPU stand-in for verl (over real verl 0.9.1's
+# config) as the trainer. The nights build on each other: pass, injected
+# failure with a changed data source, lock, HTML, retention, cron.
 
 setup_file() {
   load ../test_helper/common
@@ -34,18 +35,32 @@ nightly() {
   run report_of "$RUN_ID" '[.passed, (.jobs | map(.name) | join(",")), ([.jobs[].checks[] | select(.passed | not)] | length)] | @tsv'
   assert_output $'true\tppo1,ppo2,grpo,sft\t0'
   run report_of "$RUN_ID" '[.jobs[] | [.checks[].name] | join(",")] | unique[]'
-  assert_output "submitted_from_head,driver_on_worker,job_dir_complete,checkpoint_policy,inputs_persisted,import_from_code_path,succeeded_in_time"
+  assert_output "submitted_from_head,driver_on_worker,job_dir_complete,metrics_parsed,checkpoint_policy,inputs_persisted,import_from_code_path,succeeded_in_time"
   run report_of "$RUN_ID" '.jobs[] | select(.metrics.steps < 20 or .metrics.sps == null or .metrics.mean_throughput == null or .metrics.mean_step_s == null) | .name'
   assert_output ""
+  # SFT prints no timings: its step time is tqdm's.
+  run report_of "$RUN_ID" '.jobs[] | "\(.name) \(.metrics.step_time_from)"'
+  assert_output $'ppo1 timing_s/step\nppo2 timing_s/step\ngrpo timing_s/step\nsft tqdm s/it'
+  # Every job takes all 8 GPUs and verl fails rather than queue: each started after the one before ended.
+  local ids id prev_end=0
+  ids=$(report_of "$RUN_ID" '.jobs[].submission_id')
+  for id in $ids; do
+    (( $(job_json "$id" result.json .start_time_ms) >= prev_end ))
+    prev_end=$(job_json "$id" result.json .end_time_ms)
+  done
   grep -q '^| job | submission id | status |' "$REG/$RUN_ID/report.md"
   [[ -s $REG/$RUN_ID/report.html && -s $REG/index.html && -s $REG/$RUN_ID/nightly.log ]]
 }
 
 @test "a night whose grpo job is told to fail exits 1 and names grpo and the failed check; the others pass" {
-  MVP_NIGHTLY_INJECT_FAILURE=grpo nightly
+  # This night also switches the data source: the inputs are rebuilt, deliberately.
+  MVP_GSM8K_SOURCE=synthetic MVP_NIGHTLY_INJECT_FAILURE=grpo nightly
   assert_failure 1
   echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night2"
   assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/4 jobs failed: grpo [succeeded_in_time]"
+  run report_of "$RUN_ID" '[.jobs[].checks[] | select(.name == "inputs_persisted") | .evidence] | unique[]'
+  assert_output --partial "gsm8k: rebuilt: source changed from dir:$MVP_GSM8K_SOURCE to synthetic"
+  assert_output --partial "gsm8k_sft: rebuilt: source changed from dir:$MVP_GSM8K_SOURCE to synthetic"
   run report_of "$RUN_ID" '.jobs[] | select(.name != "grpo") | .checks[] | select(.passed | not) | .name'
   assert_output ""
   run report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .status'
@@ -145,9 +160,9 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
   MVP_NIGHTLY_INJECT_FAILURE=sft run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo,sft
   assert_success
-  assert_line "  submit ppo1: scripts/40_submit_ppo_epoch1.sh, wait at most ${MVP_JOB_TIMEOUT}s"
-  assert_line "  submit sft: scripts/42_submit_sft_minimal.sh --override +mvp_standin.fail_at_step=3, wait at most ${MVP_JOB_TIMEOUT}s"
-  refute_output --partial "submit grpo"
+  assert_line "  then ppo1: scripts/40_submit_ppo_epoch1.sh --wait (at most ${MVP_JOB_TIMEOUT}s from its submission)"
+  assert_line "  then sft: scripts/42_submit_sft_minimal.sh --wait --override +mvp_standin.fail_at_step=3 (at most ${MVP_JOB_TIMEOUT}s from its submission)"
+  refute_output --partial "then grpo"
   [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --only dpo
   assert_failure

@@ -1,12 +1,17 @@
 #!/usr/bin/env bats
 # Submitting PPO, GRPO and SFT from the head of a real local cluster, with
-# the CPU stand-in for verl as the trainer (it checks verl's contract and
-# trains nothing): placement, job directories, evidence, failure paths.
+# the CPU stand-in for verl as the trainer (over real verl 0.9.1's config; it
+# checks verl's contract, fails where verl fails and trains nothing):
+# placement, job directories, evidence, failure paths.
 
 setup_file() {
   load ../test_helper/common
   mvp_isolate "$BATS_FILE_TMPDIR"
   export MVP_TEST_LOG=$BATS_FILE_TMPDIR/cluster.log
+  # The nodes hide GPUs from processes given none, as Ray does by default
+  # before 2.60 (CUDA_VISIBLE_DEVICES=""): what an SFT driver meets on most
+  # clusters today.
+  export RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1
   mvp_cluster_up
   mvp_prepare_inputs standin || { cat "$MVP_TEST_LOG" >&3; return 1; }
   # A JobSpec of the tests' own: the PPO template with a short run.
@@ -25,6 +30,12 @@ setup() {
   SPEC=$BATS_FILE_TMPDIR/ppo-short.yaml
 }
 
+# A job a test started to hold the GPUs is stopped, pass or fail, so the next test finds them free.
+teardown() {
+  [[ -f $BATS_TEST_TMPDIR/holder ]] && "$MVP_REPO/scripts/52_stop.sh" "$(<"$BATS_TEST_TMPDIR/holder")" >/dev/null 2>&1
+  return 0
+}
+
 head_node_id() {
   curl -fsS "$MVP_DASHBOARD/api/v0/nodes?detail=true" |
     jq -r '.data.result.result[] | select(.is_head_node and .state == "ALIVE") | .node_id'
@@ -35,14 +46,21 @@ tree_digest() {
   (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
 }
 
+# assert_job_layout ID [sft]: verl's PPO/GRPO checkpoints hold actor/ (and
+# critic/), SFT's hold the shards and data_0.pt directly in global_step_N/.
 assert_job_layout() {
-  local dir=$SHARED_ROOT/jobs/$1
+  local dir=$SHARED_ROOT/jobs/$1 kind=${2:-rl}
   local f
   for f in config/job_spec.json config/runtime_env.json config/submit_cmd.txt logs/driver.log logs/submit.log \
     result.json checkpoints/latest_checkpointed_iteration.txt; do
     [[ -s $dir/$f ]] || { echo "missing $f"; return 1; }
   done
-  [[ -d $dir/checkpoints/global_step_10/actor ]] || { echo "no global_step_10/actor"; return 1; }
+  if [[ $kind == sft ]]; then
+    [[ -f $dir/checkpoints/global_step_10/data_0.pt && ! -e $dir/checkpoints/global_step_10/actor ]] ||
+      { echo "global_step_10 is not in SFT's layout"; return 1; }
+  else
+    [[ -d $dir/checkpoints/global_step_10/actor ]] || { echo "no global_step_10/actor"; return 1; }
+  fi
   local kinds
   kinds=$(find "$dir/debug" -name '*.json' | sed -E 's/.*_(ray_status|job_list|nodes|actors)\.json$/\1/;t;d' | sort -u | wc -l)
   ((kinds >= 2)) || { echo "debug has $kinds kinds of Ray state"; return 1; }
@@ -65,6 +83,21 @@ assert_job_layout() {
   run job_json "$second" config/job_spec.json '.resolved.trainer_overrides["trainer.default_local_dir"]'
   assert_output "$SHARED_ROOT/jobs/$second/checkpoints"
   echo "$first" >"$BATS_FILE_TMPDIR/ppo-id"
+}
+
+@test "PPO step lines come from verl's TaskRunnerV1 actor, behind Ray's coloured prefix; the nightly parser reads every one" {
+  local id log
+  id=$(<"$BATS_FILE_TMPDIR/ppo-id")
+  log=$SHARED_ROOT/jobs/$id/logs/driver.log
+  run grep -cE $'^\e\\[36m\\(TaskRunnerV1 pid=[0-9]+, ip=127\\.[0-9.]+\\)\e\\[0m step:[0-9]+ - ' "$log"
+  assert_output 29
+  run grep -c '^step:' "$log"
+  assert_output 0
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c "
+import json, sys
+from mvp.nightly import metrics
+print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 256)))" "$log"
+  jq -e '.steps == 29 and .mean_step_s > 0 and .mean_throughput > 0 and .sps > 0' <<<"$output"
 }
 
 @test "driver placement, read from Ray: a worker's IP, not the head's; not the head's node id" {
@@ -93,6 +126,13 @@ assert_job_layout() {
   assert_output true
   run grep -c '^MVP_PRECHECK_MARKER=standin$' "$SHARED_ROOT/jobs/$id/logs/driver.log"
   assert_output 1
+  # Hydra's own output (.hydra/ with the composed config) is in the job
+  # directory, not in an outputs/<date>/<time>/ of the driver's working directory.
+  [[ -f $SHARED_ROOT/jobs/$id/hydra/.hydra/config.yaml && -f $SHARED_ROOT/jobs/$id/hydra/.hydra/overrides.yaml ]]
+  run find "$SHARED_ROOT" -name .hydra -not -path "$SHARED_ROOT/jobs/*"
+  assert_output ""
+  run job_json "$id" config/runtime_env.json .env_vars.TORCH_NCCL_AVOID_RECORD_STREAMS
+  assert_output 1
   run jq -s '[.[] | select(.event == "submitted" and .host == "mvp11-ray-head")] | length' "$SHARED_ROOT/jobs/$id/logs/submit.log"
   assert_output 1
 }
@@ -111,13 +151,47 @@ assert_job_layout() {
   assert_success
   local sft
   sft=$(last_line)
-  run assert_job_layout "$sft"
+  run assert_job_layout "$sft" sft
   assert_success
   [[ $(job_json "$sft" result.json .status) == SUCCEEDED ]]
   run job_json "$sft" config/runtime_env.json .env_vars.RAY_ADDRESS
   assert_output auto
-  run grep -c '^step:' "$SHARED_ROOT/jobs/$sft/logs/driver.log"
+  local log=$SHARED_ROOT/jobs/$sft/logs/driver.log
+  # verl's SFT metric names, the first step line glued to tqdm's bar, no timing_s or perf.
+  run grep -c 'step:[0-9]* - train/loss:[0-9.e-]* - train/grad_norm:[0-9.e-]* - train/lr:' "$log"
   assert_output 20
+  run grep -c 'Epoch 1/1: *0%|.*| 0/[0-9]* \[00:00<?, ?it/s\]step:1 - train/loss:' "$log"
+  assert_output 1
+  run grep -c -e timing_s/ -e perf/ "$log"
+  assert_output 0
+  # verl's SFT checkpoint layout: the shards and data_0.pt directly in global_step_N/, no actor/.
+  run ls "$SHARED_ROOT/jobs/$sft/checkpoints/global_step_20"
+  assert_line data_0.pt
+  assert_line model_world_size_8_rank_0.pt
+  assert_line huggingface
+  refute_line actor
+  # The driver ran on cuda (auto_set_device) and could: the runbook kept the node's GPUs visible to it.
+  run job_json "$sft" config/runtime_env.json .env_vars.RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO
+  assert_output 0
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c "
+import json, sys
+from mvp.nightly import metrics
+print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
+  jq -e '.steps == 20 and .step_time_from == "tqdm s/it" and .mean_step_s > 0 and .sps > 0' <<<"$output"
+}
+
+@test "SFT under verl 0.9.1's auto_set_device: a driver given no GPU dies 'No CUDA GPUs are available', trainer.device=cpu or not" {
+  # What 42 submitted before the runbook kept the node's GPUs visible to the driver.
+  sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" -e 's/^env_vars: {}/env_vars: {RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO: "1"}/' \
+    "$MVP_REPO/templates/jobspecs/sft.yaml" >"$BATS_TEST_TMPDIR/sft-hidden.yaml"
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/sft-hidden.yaml" --wait \
+    --override trainer.device=cpu
+  assert_failure
+  local id
+  id=$(last_line)
+  [[ $(job_json "$id" result.json .status) == FAILED ]]
+  run grep -c "RuntimeError: No CUDA GPUs are available" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 1
 }
 
 @test "43 (ray job submit) and 44 (JobSubmissionClient) write the same files for the same JobSpec, ids aside" {
@@ -166,10 +240,11 @@ assert_job_layout() {
 @test "a secret env var reaches the job but no file under the job directory, no log and no output" {
   local secret=s3cr3t-value-for-the-test
   sed "s/^env_vars: {}/env_vars: {PLATFORM_TOKEN: $secret, PLAIN_SETTING: visible}/" "$SPEC" >"$BATS_TEST_TMPDIR/secret.yaml"
-  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/secret.yaml" --wait \
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/secret.yaml" --wait \
     --override +mvp_standin.expect_env=PLATFORM_TOKEN
   assert_success
   refute_output --partial "$secret"
+  [[ $stderr != *"$secret"* ]]
   local id
   id=$(last_line)
   run grep -c "mvp_standin: PLATFORM_TOKEN is set (${#secret} characters)" "$SHARED_ROOT/jobs/$id/logs/driver.log"
@@ -188,14 +263,110 @@ assert_job_layout() {
 
 @test "overrides with spaces, quotes, \$(...), backticks and ; reach the trainer byte for byte, and run nothing" {
   local marker=$BATS_TEST_TMPDIR/pwned
-  local hostile="it's a \"test\" \$(touch $marker) \`touch $marker\` ; touch $marker & echo \${HOME}"
+  # Hydra's grammar (verl's) takes such a value only quoted: single quotes, \' inside, and \\\${ for a
+  # literal ${ (Hydra makes \\ one backslash, OmegaConf reads \${ as no interpolation).
+  local hostile="'it\\'s a \"test\" \$(touch $marker) \`touch $marker\` ; touch $marker & echo \\\\\\\${HOME}'"
   run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --wait --override "+mvp_standin.note=$hostile"
   assert_success
   local id
   id=$(last_line)
   run sed -n 's/^mvp_standin: overrides=//p' "$SHARED_ROOT/jobs/$id/logs/driver.log"
-  jq -e --arg want "+mvp_standin.note=$hostile" 'index($want) != null' <<<"$output"
+  jq -e --arg want "+mvp_standin.note=$hostile" 'index([$want]) != null' <<<"$output"
   [[ ! -e $marker ]]
+  # Unquoted, verl's Hydra would refuse it in the job: the preflight refuses it first, writing nothing.
+  local before
+  before=$(ls "$SHARED_ROOT/jobs" | wc -l)
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override "+mvp_standin.note=a \$(touch $marker)"
+  assert_failure
+  assert_output --partial "ERROR: preflight: Hydra refuses the override '+mvp_standin.note=a \$(touch $marker)'"
+  [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" && ! -e $marker ]]
+}
+
+@test "a typo in an override is refused before submission, naming the closest real keys: no directory, no Ray job" {
+  local before jobs_before
+  before=$(ls "$SHARED_ROOT/jobs" | wc -l)
+  jobs_before=$(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length)
+  run "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --override trainer.nnode=1
+  assert_failure
+  assert_output --partial "ERROR: preflight: 'trainer.nnode' is not a key of verl's config (snapshot standin, config 'ppo_trainer'); closest real keys: trainer.nnodes"
+  run "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --override +trainer.save_freq=5
+  assert_failure
+  assert_output --partial "ERROR: preflight: '+trainer.save_freq' adds a key that verl's config already has"
+  sed "s/^env_vars: {}/env_vars: {VERL_FULL_DETERMINISM: '1'}/" "$SPEC" >"$BATS_TEST_TMPDIR/reserved.yaml"
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/reserved.yaml"
+  assert_failure
+  assert_output --partial "ERROR: env_vars.VERL_FULL_DETERMINISM: verl's main_ppo sets VERL_FULL_DETERMINISM in the runtime_env of its own ray.init"
+  [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
+  [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length) == "$jobs_before" ]]
+}
+
+# bare_submit ENV_JSON ARGS...: the stand-in's main_ppo submitted with plain
+# `ray job submit` (no runbook in between), waited for; prints the job's status.
+bare_submit() {
+  local env=$1; shift
+  local id=bare-$RANDOM$RANDOM
+  "$MVP_REPO/.venv/bin/ray" job submit --address "$MVP_DASHBOARD" --submission-id "$id" \
+    --entrypoint-resources '{"worker_node": 1}' --entrypoint-num-cpus 1 \
+    --runtime-env-json "$(jq -cn --arg p "$SHARED_ROOT/common/code/verl/standin" --argjson e "$env" '{env_vars: ({PYTHONPATH: $p} + $e)}')" \
+    -- python3 -m verl.trainer.main_ppo "$@" >"$BATS_TEST_TMPDIR/$id.out" 2>&1 || true
+  curl -fsS "$MVP_DASHBOARD/api/jobs/$id/logs" | jq -r .logs >"$BATS_TEST_TMPDIR/bare.log"
+  curl -fsS "$MVP_DASHBOARD/api/jobs/$id" | jq -r .status
+}
+
+@test "the stand-in fails where verl 0.9.1 fails, submitted bare: Hydra's unknown key, Ray's reserved env merge, verl's free-GPU check" {
+  local -a ok=("data.train_files=$SHARED_ROOT/datasets/gsm8k/train.parquet" "actor_rollout_ref.model.path=$SHARED_ROOT/common/models/$MVP_MODEL_ID"
+    actor_rollout_ref.rollout.name=vllm trainer.nnodes=2 trainer.n_gpus_per_node=4 trainer.total_training_steps=2 "trainer.logger=['console']"
+    "trainer.default_local_dir=$BATS_TEST_TMPDIR/ckpt" "hydra.run.dir=$BATS_TEST_TMPDIR/hydra")
+  run bare_submit '{}' "${ok[@]}" trainer.no_such=1
+  assert_output FAILED
+  run grep -c "Could not override 'trainer.no_such'" "$BATS_TEST_TMPDIR/bare.log"
+  assert_output 1
+  run bare_submit '{"VERL_FULL_DETERMINISM": "1"}' "${ok[@]}"
+  assert_output FAILED
+  run grep -c "Failed to merge the Job's runtime env" "$BATS_TEST_TMPDIR/bare.log"
+  (( output >= 1 ))
+  # A runbook job holds all 8 GPUs; verl does not queue behind it.
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=4
+  assert_success
+  local holder
+  holder=$(last_line)
+  echo "$holder" >"$BATS_TEST_TMPDIR/holder"
+  local i
+  for ((i = 0; i < 60; i++)); do
+    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$holder" 2>/dev/null) && break
+    sleep 1
+  done
+  run bare_submit '{}' "${ok[@]}"
+  assert_output FAILED
+  # Ray drops a resource that is all taken from the free view: verl sums 0.
+  run grep -cE "ValueError: Total available GPUs 0(\.0)? is less than total desired GPUs 8" "$BATS_TEST_TMPDIR/bare.log"
+  (( output >= 1 ))
+  "$MVP_REPO/scripts/52_stop.sh" "$holder" >/dev/null 2>&1
+}
+
+@test "40 refuses while another job holds the GPUs it needs, naming that job; with --queue it waits for them" {
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=0.5
+  assert_success
+  local holder
+  holder=$(last_line)
+  echo "$holder" >"$BATS_TEST_TMPDIR/holder"
+  local i
+  for ((i = 0; i < 60; i++)); do
+    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$holder" 2>/dev/null) && break
+    sleep 1
+  done
+  local before
+  before=$(ls "$SHARED_ROOT/jobs" | wc -l)
+  run "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh"
+  assert_failure
+  assert_output --partial "ERROR: the job needs 8 GPUs but 0 of 8 are free (held by $holder (8)); verl checks free GPUs and fails rather than queue"
+  [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
+  # --queue: submitted once the holder has let go (it takes ~15 s). The stand-in checks free GPUs as
+  # verl does, so SUCCEEDED means they were free when it started.
+  run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --queue --wait
+  assert_success
+  [[ $stderr == *"queued: 8 GPUs needed, 0 free; waiting for $holder"* ]]
+  [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/$holder" | jq -r .status) == SUCCEEDED ]]
 }
 
 @test "a job told to fail: --wait exits non-zero, result.json says FAILED, the debug bundle is there" {
@@ -219,7 +390,7 @@ assert_job_layout() {
   id=$(last_line)
   local i
   for ((i = 0; i < 60; i++)); do
-    grep -q '^step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
+    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
     sleep 1
   done
   run "$MVP_REPO/scripts/52_stop.sh" "$id"

@@ -23,7 +23,8 @@ mvp_isolate() {
   export MVP_HEAD_IP=$MVP_TEST_NET.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_GCS_PORT=$((16379 + slot)) MVP_DASHBOARD_PORT=$((18265 + slot)) MVP_CLIENT_PORT=$((19001 + slot))
   export MVP_NODE_PORT_BASE=$((30000 + 3000 * slot))
-  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
+  # Real verl 0.9.1 with the CPU stand-in over its entrypoints (tests/fixtures/real_verl.sh).
+  export MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
   export MVP_GSM8K_SOURCE=$MVP_TEST_GSM8K MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   export MVP_DASHBOARD="http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT"
@@ -88,4 +89,28 @@ mvp_use_stubs() {
   mkdir -p "$MVP_STUB_DIR"
   : >"$MVP_STUB_LOG"
   PATH="$MVP_REPO/tests/test_helper/stubs:$PATH"
+}
+
+# For unit tests: code snapshots whose verl/ is the real verl 0.9.1 tree (made
+# by `make setup`), so the preflight checks against verl's own config.
+MVP_REAL_VERL=$MVP_REPO/.mvp/cache/verl-0.9.1/verl
+
+# mvp_preflight_facts DIR: the preflight's facts of real verl 0.9.1's two
+# entrypoints, derived once into DIR (a Hydra compose each).
+mvp_preflight_facts() {
+  local dir=$1 module
+  [[ -f $MVP_REAL_VERL/trainer/config/ppo_trainer.yaml ]] || { echo "no $MVP_REAL_VERL; run make setup" >&2; return 1; }
+  for module in verl.trainer.main_ppo verl.trainer.sft_trainer_ray; do
+    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.preflight "${MVP_REAL_VERL%/verl}" "$module" \
+      --cache-dir "$dir" 2>/dev/null || return 1
+  done
+}
+
+# mvp_real_verl_snapshot SNAPSHOT FACTS_DIR: SNAPSHOT/verl links to real verl
+# 0.9.1 and the shared root's preflight cache holds FACTS_DIR's facts.
+mvp_real_verl_snapshot() {
+  local snap=$1 facts=$2
+  mkdir -p "$snap" "$SHARED_ROOT/common/code/preflight"
+  ln -s "$MVP_REAL_VERL" "$snap/verl"
+  cp "$facts"/*.json "$SHARED_ROOT/common/code/preflight/"
 }

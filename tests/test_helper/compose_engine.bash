@@ -71,7 +71,8 @@ mvp_compose_isolate() {
   export MVP_COMPOSE_SUBNET=172.31.$slot.0/24 MVP_HEAD_IP=172.31.$slot.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_DASHBOARD_PORT=$((28265 + slot))
   export MVP_DASHBOARD=http://127.0.0.1:$MVP_DASHBOARD_PORT
-  export MVP_VERL_DIR=$MVP_REPO/tests/fixtures/verl_standin MVP_VERL_SRC=tests/fixtures/verl_standin
+  # Real verl 0.9.1 with the CPU stand-in over its entrypoints (tests/fixtures/real_verl.sh).
+  export MVP_VERL_DIR=$MVP_REPO/.mvp/cache/verl-0.9.1-standin MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin MVP_MODEL_SOURCE=/workspace/mvp/tests/fixtures/model_standin
   export MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   # The real GSM8K files, where the head (which prepares the data) sees them.

@@ -1,13 +1,22 @@
 #!/usr/bin/env bats
 # JobSpec and Ray base config validation: every bad field gets one line naming
 # it, before anything is written or submitted (--check-only writes nothing).
+# The code snapshot is real verl 0.9.1 (its verl/ from .mvp/cache, made by
+# `make setup`), so the preflight checks overrides against verl's own config.
+
+setup_file() {
+  load ../test_helper/common
+  export REAL_VERL=$MVP_REAL_VERL
+  mvp_preflight_facts "$BATS_FILE_TMPDIR/preflight" || { echo "no preflight facts of real verl; run make setup" >&3; return 1; }
+}
 
 setup() {
   load ../test_helper/common
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES=""
   local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$snap/verl" "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
+  mkdir -p "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
+  mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   echo '{}' >"$SHARED_ROOT/common/models/m/config.json"
@@ -226,4 +235,77 @@ check() {
   run check "shared_root: /elsewhere"
   assert_failure 1
   assert_output "ERROR: shared_root: /elsewhere is not the configured SHARED_ROOT $SHARED_ROOT; remove shared_root from the JobSpec or run with SHARED_ROOT set to it"
+}
+
+@test "jobspec: the reward function goes where the snapshot's verl reads it: reward.custom_reward_function in 0.9.1" {
+  run --separate-stderr check "reward_fn_path: user/code/reward.py"
+  assert_success
+  jq -e --arg p "$SHARED_ROOT/user/code/reward.py" '.resolved.trainer_overrides |
+    .["reward.custom_reward_function.path"] == $p and .["reward.custom_reward_function.name"] == "compute_score"
+    and (has("custom_reward_function.path") | not)' <<<"$output"
+}
+
+@test "jobspec: in a snapshot of an older verl (no reward.custom_reward_function) the reward goes to the top-level key" {
+  local old="$SHARED_ROOT/common/code/verl/codeOld"
+  mkdir -p "$old/verl"
+  cp -r "$REAL_VERL/trainer" "$old/verl/trainer"
+  "$MVP_REPO/.venv/bin/python" - "$old/verl/trainer/config/reward/reward.yaml" <<'PY'
+import re, sys
+p = sys.argv[1]
+text = open(p).read()
+new = re.sub(r"(?m)^custom_reward_function:\n(?:[ #].*\n|\n)*?(?=^\S)", "", text)
+assert new != text
+open(p, "w").write(new)
+PY
+  echo 'MARKER = "codeOld"' >"$old/mvp_marker.py"
+  echo '{"created_at": "2026-01-02T00:00:00+00:00", "files": {}}' >"$old/MANIFEST.json"
+  run --separate-stderr check "code_path: common/code/verl/codeOld" "reward_fn_path: user/code/reward.py"
+  assert_success
+  jq -e --arg p "$SHARED_ROOT/user/code/reward.py" '.resolved.trainer_overrides |
+    .["custom_reward_function.path"] == $p and (has("reward.custom_reward_function.path") | not)' <<<"$output"
+}
+
+@test "jobspec: an override verl's config does not have is refused by the preflight, with the closest keys; nothing written" {
+  run check "trainer_overrides: {trainer.nnode: 2}"
+  assert_failure
+  assert_output "ERROR: preflight: 'trainer.nnode' is not a key of verl's config (snapshot codeA, config 'ppo_trainer'); closest real keys: trainer.nnodes, trainer.logger, trainer.device; fix the name, or write +trainer.nnode=2 to add a key verl really reads"
+  run check "trainer_overrides: {+trainer.nnodes: 2}"
+  assert_failure
+  assert_output --partial "ERROR: preflight: '+trainer.nnodes' adds a key that verl's config already has (snapshot codeA, config 'ppo_trainer')"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+}
+
+@test "jobspec: PPO/GRPO env_vars may not use the names verl's main_ppo sets in its own ray.init runtime_env" {
+  local name
+  for name in VERL_FULL_DETERMINISM VLLM_BATCH_INVARIANT VERL_RL_INSIGHT_ENABLE PYTHONHASHSEED CUBLAS_WORKSPACE_CONFIG \
+    FLASH_ATTENTION_DETERMINISTIC NCCL_DETERMINISTIC NCCL_ALGO; do
+    run check "env_vars: {$name: '1'}"
+    assert_failure
+    assert_output --partial "ERROR: env_vars.$name: verl's main_ppo sets $name in the runtime_env of its own ray.init"
+    assert_equal "${#lines[@]}" 1
+  done
+  # SFT's bare ray.init() sets none of them.
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" \
+    "env_vars: {PYTHONHASHSEED: '1'}"
+  assert_success
+}
+
+@test "jobspec: every job's Hydra output goes to <job dir>/hydra; RL jobs get TORCH_NCCL_AVOID_RECORD_STREAMS=1" {
+  run --separate-stderr check
+  assert_success
+  jq -e '.resolved | .trainer_overrides["hydra.run.dir"] == .job_dir + "/hydra"' <<<"$output"
+  check 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
+  assert_output --partial '"TORCH_NCCL_AVOID_RECORD_STREAMS": "1"'
+}
+
+@test "jobspec: SFT keeps verl's device and keeps the node's GPUs visible to its driver (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0)" {
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}"
+  assert_success
+  jq -e '.resolved.trainer_overrides | has("trainer.device") | not' <<<"$output"
+  jq -e '.resolved.env_var_names | index("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO") != null' <<<"$output"
+  check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
+  assert_output --partial '"RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"'
+  refute_output --partial TORCH_NCCL_AVOID_RECORD_STREAMS
 }

@@ -2,6 +2,12 @@
 # 71_render_kuberay.sh: the RayCluster, RayJob and RayCronJob it writes are
 # valid against KubeRay v1.7's CRDs (../shared/schemas/kuberay-v1.7, made
 # strict: unknown fields fail), and carry the runbook's topology and job plan.
+# The snapshot is real verl 0.9.1: a job's overrides pass the preflight first.
+
+setup_file() {
+  load ../test_helper/common
+  mvp_preflight_facts "$BATS_FILE_TMPDIR/preflight" || { echo "no preflight facts of real verl; run make setup" >&3; return 1; }
+}
 
 setup() {
   load ../test_helper/common
@@ -10,8 +16,9 @@ setup() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=local
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4 CODE_ID=""
   local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$snap/verl" "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct" "$SHARED_ROOT/datasets/gsm8k" \
+  mkdir -p "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct" "$SHARED_ROOT/datasets/gsm8k" \
     "$SHARED_ROOT/datasets/gsm8k_sft"
+  mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   echo '{}' >"$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct/config.json"

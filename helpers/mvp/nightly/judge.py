@@ -52,22 +52,42 @@ def check_job_dir(jd: Path, sid: str, spec: dict, ids_in_run: list) -> dict:
                   f"directory is this submission's: {own}; id unique in run: {unique}")
 
 
+def check_metrics_parsed(summary: dict, status: str) -> dict:
+    """The driver log's metric lines were understood: a parse failure is named
+    here, not left to look like a checkpoint or performance problem."""
+    steps, mentions = summary["steps"], summary.get("step_mentions", 0)
+    if steps:
+        ok = status != "SUCCEEDED" or summary["mean_step_s"] is not None
+        return _check("metrics_parsed", ok, f"{steps} steps parsed from {mentions} step lines; step time "
+                      f"{summary['mean_step_s']} s from {summary.get('step_time_from') or 'nothing (no timing_s/step, no tqdm rate)'}")
+    if mentions:
+        return _check("metrics_parsed", False, f"the driver log has {mentions} step lines but none parsed: "
+                      "the metric parser does not read this log's shape (nightly/metrics.py)")
+    return _check("metrics_parsed", status != "SUCCEEDED",
+                  f"no step line in the driver log; the job ended {status}")
+
+
 def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, status: str) -> dict:
     save_freq = _int(overrides.get("trainer.save_freq"), -1)
     root = Path(overrides.get("trainer.default_local_dir", jd / "checkpoints"))
     present = sorted(_int(p.name.split("_")[-1], -1) for p in root.glob("global_step_*")) if root.is_dir() else []
+    latest = (root / "latest_checkpointed_iteration.txt")
+    latest_value = _int(latest.read_text().strip(), None) if latest.is_file() else None
+    steps_from = "steps run"
+    if not steps and latest_value:
+        # The metric lines did not parse (metrics_parsed says so): judge the
+        # policy against the last step verl says it saved.
+        steps, steps_from = latest_value, "steps (from latest_checkpointed_iteration)"
     multiples = {s for s in range(1, steps + 1) if save_freq > 0 and s % save_freq == 0}
     finished = status == "SUCCEEDED"
     expected = set(multiples)
     if finished and steps and (save_freq > 0 or workload == "sft"):
         expected.add(steps)
-    latest = (root / "latest_checkpointed_iteration.txt")
-    latest_value = _int(latest.read_text().strip(), None) if latest.is_file() else None
     # With save_freq=10 and >= 10 steps, `expected` holds 10: global_step_10 is checked here.
     ok = set(present) == expected
     if expected:
         ok = ok and latest_value == max(expected)
-    return _check("checkpoint_policy", ok, f"save_freq={save_freq}, steps run {steps}, saved at {present}, "
+    return _check("checkpoint_policy", ok, f"save_freq={save_freq}, {steps_from} {steps}, saved at {present}, "
                   f"expected {sorted(expected)}, latest_checkpointed_iteration={latest_value}")
 
 
@@ -80,11 +100,14 @@ def check_inputs_persisted(prepare: dict, overrides: dict, shared_root: str) -> 
             notes.append(f"{name}: no manifest after prepare")
         elif before is None:
             notes.append(f"{name}: built in this run (first time)")
-        elif before == after:
+        elif before.get("sha256") == after.get("sha256"):
             notes.append(f"{name}: SKIP (manifest unchanged)")
+        elif before.get("source") != after.get("source"):
+            # A deliberate change (say MVP_GSM8K_SOURCE from synthetic to a directory): right to rebuild.
+            notes.append(f"{name}: rebuilt: source changed from {before.get('source')} to {after.get('source')}")
         else:
             ok = False
-            notes.append(f"{name}: REBUILT although a valid copy existed")
+            notes.append(f"{name}: REBUILT although a valid copy existed (source {after.get('source')} unchanged)")
     paths = [v for k, v in overrides.items() if k in ("data.train_files", "actor_rollout_ref.model.path", "model.path")]
     outside = [p for p in paths if not p.startswith(shared_root.rstrip("/") + "/")]
     if outside:
@@ -125,12 +148,14 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     overrides = _overrides(spec)
     workload = (spec.get("resolved") or {}).get("workload", "")
     samples = _int(overrides.get("data.train_batch_size"), 0) * (1 if workload == "sft" else _int(overrides.get("actor_rollout_ref.rollout.n"), 1))
-    summary = metrics.summarize(log_text, samples or None)
+    gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
+    summary = metrics.summarize(log_text, samples or None, gpus or None)
     ids = [j.get("submission_id") for j in plan["jobs"]]
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
         check_job_dir(jd, sid, spec, ids),
+        check_metrics_parsed(summary, result.get("status")),
         check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status")),
         check_inputs_persisted(plan.get("prepare"), overrides, str(shared_root)),
         check_import_source(log_text, spec),

@@ -12,14 +12,19 @@ from . import index, judge, report, retention
 
 
 def input_manifests(settings) -> dict:
-    """sha256 of each input's MANIFEST.json (None when absent): whether
-    step 30 rebuilt anything shows as a change between before and after."""
+    """sha256 and source of each input's MANIFEST.json (None when absent):
+    whether step 30 rebuilt anything shows as a change between before and
+    after, and a changed source says why."""
     layout = settings.layout
     dirs = {"gsm8k": layout.gsm8k, "gsm8k_sft": layout.gsm8k_sft}
     if not settings.skip_model:
         dirs["model"] = layout.model(settings.model_id)
-    return {name: (fsutil.sha256_file(d / "MANIFEST.json") if (d / "MANIFEST.json").is_file() else None)
-            for name, d in dirs.items()}
+    out = {}
+    for name, d in dirs.items():
+        manifest = d / "MANIFEST.json"
+        out[name] = ({"sha256": fsutil.sha256_file(manifest), "source": (fsutil.read_json(manifest, {}) or {}).get("source")}
+                     if manifest.is_file() else None)
+    return out
 
 
 def record_inputs(run_dir: Path, phase: str, settings) -> None:
