@@ -70,10 +70,13 @@ mvp::config::load() {
 }
 
 # Variables of this host that reach commands run in a node, by name: fault
-# injection of the tests, Ray's token auth, the Hugging Face cache/hub.
+# injection of the tests, Ray's token auth, the Hugging Face cache/hub, and
+# whether Ray hides GPUs from a process given none
+# (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1 is Ray's default before 2.60; the
+# tests start nodes with it to meet what verl's SFT driver meets there).
 # Everything else of the operator's shell stays out of the nodes (and so
 # out of Ray's daemons and every job).
-MVP_NODE_ENV_PASS='^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+)$'
+MVP_NODE_ENV_PASS='^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+|RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO)$'
 
 # The runtimes are the files scripts/lib/runtime_<name>.sh.
 mvp::config::runtimes() {

@@ -66,6 +66,20 @@ assert_job_layout() {
   ((kinds >= 2)) || { echo "debug has $kinds kinds of Ray state"; return 1; }
 }
 
+# bare_submit MODULE ENV_JSON ARGS...: the stand-in's MODULE submitted with
+# plain `ray job submit` (no runbook in between), waited for; prints the job's
+# status and leaves its log in $BATS_TEST_TMPDIR/bare.log.
+bare_submit() {
+  local module=$1 env=$2; shift 2
+  local id=bare-$RANDOM$RANDOM
+  "$MVP_REPO/.venv/bin/ray" job submit --address "$MVP_DASHBOARD" --submission-id "$id" \
+    --entrypoint-resources '{"worker_node": 1}' --entrypoint-num-cpus 1 \
+    --runtime-env-json "$(jq -cn --arg p "$SHARED_ROOT/common/code/verl/standin" --argjson e "$env" '{env_vars: ({PYTHONPATH: $p} + $e)}')" \
+    -- python3 -m "$module" "$@" >"$BATS_TEST_TMPDIR/$id.out" 2>&1 || true
+  curl -fsS "$MVP_DASHBOARD/api/jobs/$id/logs" | jq -r .logs >"$BATS_TEST_TMPDIR/bare.log"
+  curl -fsS "$MVP_DASHBOARD/api/jobs/$id" | jq -r .status
+}
+
 @test "40_submit_ppo_epoch1 twice: two job directories, both SUCCEEDED, nothing shared or overwritten" {
   run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait
   assert_success
@@ -180,18 +194,18 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   jq -e '.steps == 20 and .step_time_from == "tqdm s/it" and .mean_step_s > 0 and .sps > 0' <<<"$output"
 }
 
-@test "SFT under verl 0.9.1's auto_set_device: a driver given no GPU dies 'No CUDA GPUs are available', trainer.device=cpu or not" {
-  # What 42 submitted before the runbook kept the node's GPUs visible to the driver.
-  sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" -e 's/^env_vars: {}/env_vars: {RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO: "1"}/' \
-    "$MVP_REPO/templates/jobspecs/sft.yaml" >"$BATS_TEST_TMPDIR/sft-hidden.yaml"
-  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/sft-hidden.yaml" --wait \
-    --override trainer.device=cpu
-  assert_failure
-  local id
-  id=$(last_line)
-  [[ $(job_json "$id" result.json .status) == FAILED ]]
-  run grep -c "RuntimeError: No CUDA GPUs are available" "$SHARED_ROOT/jobs/$id/logs/driver.log"
-  assert_output 1
+@test "SFT under verl 0.9.1's auto_set_device: on these nodes a bare SFT job's driver dies 'No CUDA GPUs are available', trainer.device=cpu or not" {
+  # What 42 met before the runbook kept the node's GPUs visible to the driver (42 itself succeeds above).
+  run bare_submit verl.trainer.sft_trainer_ray '{"RAY_ADDRESS": "auto"}' trainer.device=cpu "trainer.logger=['console']" \
+    "data.train_files=$SHARED_ROOT/datasets/gsm8k_sft/train.parquet" "model.path=$SHARED_ROOT/common/models/$MVP_MODEL_ID" \
+    trainer.nnodes=2 trainer.n_gpus_per_node=4 trainer.total_training_steps=2 data.train_batch_size=64 \
+    "trainer.default_local_dir=$BATS_TEST_TMPDIR/ckpt" "hydra.run.dir=$BATS_TEST_TMPDIR/hydra"
+  assert_output FAILED
+  run grep -c "RuntimeError: No CUDA GPUs are available" "$BATS_TEST_TMPDIR/bare.log"
+  (( output >= 1 ))
+  # The driver had asked for cpu: verl's auto_set_device made it cuda.
+  run grep -c "trainer.device=cpu" "$BATS_TEST_TMPDIR/bare.log"
+  (( output >= 1 ))
 }
 
 @test "43 (ray job submit) and 44 (JobSubmissionClient) write the same files for the same JobSpec, ids aside" {
@@ -300,28 +314,15 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq length) == "$jobs_before" ]]
 }
 
-# bare_submit ENV_JSON ARGS...: the stand-in's main_ppo submitted with plain
-# `ray job submit` (no runbook in between), waited for; prints the job's status.
-bare_submit() {
-  local env=$1; shift
-  local id=bare-$RANDOM$RANDOM
-  "$MVP_REPO/.venv/bin/ray" job submit --address "$MVP_DASHBOARD" --submission-id "$id" \
-    --entrypoint-resources '{"worker_node": 1}' --entrypoint-num-cpus 1 \
-    --runtime-env-json "$(jq -cn --arg p "$SHARED_ROOT/common/code/verl/standin" --argjson e "$env" '{env_vars: ({PYTHONPATH: $p} + $e)}')" \
-    -- python3 -m verl.trainer.main_ppo "$@" >"$BATS_TEST_TMPDIR/$id.out" 2>&1 || true
-  curl -fsS "$MVP_DASHBOARD/api/jobs/$id/logs" | jq -r .logs >"$BATS_TEST_TMPDIR/bare.log"
-  curl -fsS "$MVP_DASHBOARD/api/jobs/$id" | jq -r .status
-}
-
 @test "the stand-in fails where verl 0.9.1 fails, submitted bare: Hydra's unknown key, Ray's reserved env merge, verl's free-GPU check" {
   local -a ok=("data.train_files=$SHARED_ROOT/datasets/gsm8k/train.parquet" "actor_rollout_ref.model.path=$SHARED_ROOT/common/models/$MVP_MODEL_ID"
     actor_rollout_ref.rollout.name=vllm trainer.nnodes=2 trainer.n_gpus_per_node=4 trainer.total_training_steps=2 "trainer.logger=['console']"
     "trainer.default_local_dir=$BATS_TEST_TMPDIR/ckpt" "hydra.run.dir=$BATS_TEST_TMPDIR/hydra")
-  run bare_submit '{}' "${ok[@]}" trainer.no_such=1
+  run bare_submit verl.trainer.main_ppo '{}' "${ok[@]}" trainer.no_such=1
   assert_output FAILED
   run grep -c "Could not override 'trainer.no_such'" "$BATS_TEST_TMPDIR/bare.log"
   assert_output 1
-  run bare_submit '{"VERL_FULL_DETERMINISM": "1"}' "${ok[@]}"
+  run bare_submit verl.trainer.main_ppo '{"VERL_FULL_DETERMINISM": "1"}' "${ok[@]}"
   assert_output FAILED
   run grep -c "Failed to merge the Job's runtime env" "$BATS_TEST_TMPDIR/bare.log"
   (( output >= 1 ))
@@ -336,7 +337,7 @@ bare_submit() {
     grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$holder" 2>/dev/null) && break
     sleep 1
   done
-  run bare_submit '{}' "${ok[@]}"
+  run bare_submit verl.trainer.main_ppo '{}' "${ok[@]}"
   assert_output FAILED
   # Ray drops a resource that is all taken from the free view: verl sums 0.
   run grep -cE "ValueError: Total available GPUs 0(\.0)? is less than total desired GPUs 8" "$BATS_TEST_TMPDIR/bare.log"
