@@ -89,7 +89,7 @@ driver_ip_when_running() {
   done
 }
 
-@test "faults: no process the runbook starts has a secret on its argv during a whole --wait submission, and no file of the runbook holds it (Ray's setup_worker.py argv and runtime_env_agent.log do: README)" {
+@test "faults: no process the runbook starts has a secret on its argv during a whole --wait submission, and no file of the runbook holds it (Ray's worker processes' argv and runtime_env_agent.log do: README)" {
   local secret=MY-API-TOKEN-value-f00d
   local spec
   spec=$(spec_with "env_vars: {MY_API_TOKEN: $secret}")
@@ -108,10 +108,11 @@ driver_ip_when_running() {
   rm -f "$BATS_TEST_TMPDIR/polling"
   wait "$poller"
   assert_success
-  # Ray itself starts every worker process of the job through setup_worker.py
-  # with the serialized runtime_env (env_vars included) on its argv; that is
-  # Ray's, inside the nodes, and the README says so. Nothing else may.
-  run grep -v -E '^[^ ]*python[0-9.]* [^ ]*/ray/_private/workers/setup_worker\.py ' "$BATS_TEST_TMPDIR/hits"
+  # Ray itself starts every worker process of the job (setup_worker.py, then
+  # default_worker.py, through a bash -c exec) with the serialized runtime_env
+  # (env_vars included) on its argv; that is Ray's, inside the nodes, and the
+  # README says so. Nothing else may. (Empty lines: processes gone meanwhile.)
+  run grep -v -E '(^$|/ray/_private/workers/(setup|default)_worker\.py )' "$BATS_TEST_TMPDIR/hits"
   assert_output ""
   # The poller looked all along (a job of several seconds: dozens of rounds).
   (($(wc -l <"$BATS_TEST_TMPDIR/rounds") > 20))
