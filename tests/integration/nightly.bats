@@ -59,8 +59,11 @@ nightly() {
   echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night2"
   assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/4 jobs failed: grpo [succeeded_in_time]"
   run report_of "$RUN_ID" '[.jobs[].checks[] | select(.name == "inputs_persisted") | .evidence] | unique[]'
-  assert_output --partial "gsm8k: rebuilt: source changed from dir:$MVP_GSM8K_SOURCE to synthetic"
-  assert_output --partial "gsm8k_sft: rebuilt: source changed from dir:$MVP_GSM8K_SOURCE to synthetic"
+  # 30 records a source directory by its resolved path (../shared may be a link).
+  local source
+  source=$(realpath "$MVP_GSM8K_SOURCE")
+  assert_output --partial "gsm8k: rebuilt: source changed from dir:$source to synthetic"
+  assert_output --partial "gsm8k_sft: rebuilt: source changed from dir:$source to synthetic"
   run report_of "$RUN_ID" '.jobs[] | select(.name != "grpo") | .checks[] | select(.passed | not) | .name'
   assert_output ""
   run report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .status'
