@@ -6,7 +6,7 @@
 #   --print-tag   print the tag the current inputs give, build nothing
 # Needs root, mmdebstrap and a `docker` CLI whose engine answers (DOCKER_HOST).
 # The image is a Debian bookworm rootfs (mmdebstrap) with helpers/requirements.txt
-# (ray[default] at the host venv's version, PyYAML, pyarrow) pip-installed into
+# (ray[default] at the host venv's version, PyYAML, pyarrow, hydra-core) pip-installed into
 # the system Python, as verl's images have it: python3 in /usr/bin, `ray` in
 # /usr/local/bin. The wheels are downloaded on this host, with this host's pip
 # configuration (index, mirror, CA bundle), and installed offline in the rootfs.
@@ -38,7 +38,11 @@ download_wheels() {
   # The project venv (make setup) has pip; a bare system python3 may not.
   local python=$REPO/.venv/bin/python
   [[ -x $python ]] || python=python3
-  "$python" -m pip download --quiet --disable-pip-version-check --dest "$dest" "${tags[@]}" -r "$REQUIREMENTS"
+  # hydra-core needs antlr4-python3-runtime 4.9.*, which PyPI has as source
+  # only; it is pure Python, so a wheel built here fits the image.
+  "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$dest" 'antlr4-python3-runtime==4.9.*'
+  "$python" -m pip download --quiet --disable-pip-version-check --dest "$dest" --find-links "$dest" "${tags[@]}" \
+    -r "$REQUIREMENTS"
 }
 
 main() {

@@ -119,15 +119,15 @@ assert_job_on_worker() {
   assert_failure
 }
 
-@test "00's image check, in the head: a Ray other than the host client's and a missing verl are one line each" {
-  printf 'ray[default]==9.9.9\nPyYAML\nhydra-core\n' >"$SHARED/reqs.txt"
+@test "00's image check, in the head: a Ray other than the host client's, a missing package and a missing verl are one line each" {
+  printf 'ray[default]==9.9.9\nPyYAML\nmvp-absent-package\n' >"$SHARED/reqs.txt"
   run docker exec mvp11-ray-head python3 /workspace/mvp/helpers/mvp/image_check.py \
     --requirements /private/reqs.txt --verl-src /private/no-verl --image test-image
   assert_failure
   local ray
   ray=$(sed -n 's/^ray\[default\]==//p' "$MVP_REPO/helpers/requirements.txt")
   assert_line "PROBLEM: ray $ray in test-image, but the host client is ray 9.9.9 (helpers/requirements.txt); use an image with Ray 9.9.9, or pin ray[default]==$ray in helpers/requirements.txt and run make setup"
-  assert_line --partial "PROBLEM: hydra-core (module hydra) is missing in test-image; pip install 'hydra-core' in the image"
+  assert_line --partial "PROBLEM: mvp-absent-package (module mvp_absent_package) is missing in test-image; pip install 'mvp-absent-package' in the image"
   assert_line --partial "PROBLEM: verl does not import from /private/no-verl in test-image (ModuleNotFoundError: No module named 'verl')"
   [[ $(grep -c '^PROBLEM: ' <<<"$output") == 3 ]]
 }
