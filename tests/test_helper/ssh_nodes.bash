@@ -23,7 +23,7 @@ ssh_nodes_isolate() {
   export MVP_NODE_PORT_BASE=$((10000 + 4400 * (slot % 5)))
   export MVP_SSH_IDENTITY=$dir/client_key MVP_SSH_KNOWN_HOSTS=$dir/known_hosts MVP_SSH_CONFIG=$dir/ssh_config
   export MVP_SSH_PATH=$MVP_REPO/.venv/bin MVP_SSH_LOGICAL_GPUS=1 MVP_SSH_RAY_ARGS=--object-store-memory=200000000
-  export MVP_VERL_SRC=tests/fixtures/verl_standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
+  export MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
   export MVP_GSM8K_SOURCE=${MVP_TEST_GSM8K:-} MVP_NODES_TIMEOUT=120 MVP_JOB_TIMEOUT=300
   export MVP_DASHBOARD="http://$MVP_TEST_NET.40:$MVP_DASHBOARD_PORT"
