@@ -76,10 +76,16 @@ mvp::ray_leftovers_in() {
 # Ray token auth (MVP_RAY_AUTH=token): every node, the Ray CLI and SDK and the
 # helper's HTTP calls read the token from its file (RAY_AUTH_TOKEN_PATH); it
 # is never printed, put in argv or copied. These are the variables a process
-# in a node needs, NUL-separated.
+# in a node needs, NUL-separated. Off is said explicitly too: with
+# RAY_AUTH_MODE unset, Ray 2.60 turns token auth on whenever it finds a
+# token (~/.ray/auth_token, which any local ray.init now creates), and the
+# runbook's calls would then be refused.
 mvp::ray_auth_env() {
-  [[ $MVP_RAY_AUTH == token ]] || return 0
-  printf '%s\0' RAY_AUTH_MODE=token "RAY_AUTH_TOKEN_PATH=$MVP_RAY_TOKEN_FILE"
+  if [[ $MVP_RAY_AUTH == token ]]; then
+    printf '%s\0' RAY_AUTH_MODE=token "RAY_AUTH_TOKEN_PATH=$MVP_RAY_TOKEN_FILE"
+  else
+    printf '%s\0' RAY_AUTH_MODE=disabled
+  fi
 }
 
 # Creates the token once, through this host's view of the shared storage:

@@ -171,7 +171,7 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   run "$MVP_REPO/scripts/20_start_head.sh"
   assert_success
   run cat "$MVP_STUB_LOG"
-  assert_line "$(quoted docker exec -i -w / mvp11-ray-head ray start --disable-usage-stats --head --num-cpus=0 --num-gpus=0 \
+  assert_line "$(quoted docker exec -i -w / mvp11-ray-head env RAY_AUTH_MODE=disabled ray start --disable-usage-stats --head --num-cpus=0 --num-gpus=0 \
     --node-ip-address=172.28.0.2 --port=6379 --dashboard-host=0.0.0.0 --dashboard-port=8265 --ray-client-server-port=10001)"
 }
 
@@ -192,7 +192,7 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   run cat "$MVP_STUB_LOG"
   local i
   for i in 0 1; do
-    assert_line "$(quoted docker exec -i -w / "mvp11-ray-worker-$i" ray start --disable-usage-stats --address=172.28.0.2:6379 \
+    assert_line "$(quoted docker exec -i -w / "mvp11-ray-worker-$i" env RAY_AUTH_MODE=disabled ray start --disable-usage-stats --address=172.28.0.2:6379 \
       "--node-ip-address=172.28.0.$((i + 3))" --num-gpus=4 '--resources={"worker_node": 100}')"
   done
 }
@@ -213,7 +213,7 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   assert_output --partial "SKIP: Ray worker on mvp11-ray-worker-0 (raylet running)"
   run grep -c "ray start" "$MVP_STUB_LOG"
   assert_output 1
-  run grep -c "mvp11-ray-worker-1 ray start" "$MVP_STUB_LOG"
+  run grep -c "mvp11-ray-worker-1 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
   assert_output 1
 }
 
