@@ -4,6 +4,8 @@ the Ray base config (templates/configs/*.yaml) and the training JobSpec
 import re
 from typing import Any
 
+from jobenv import mvp_private_env
+
 from .errors import MvpError
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -121,11 +123,18 @@ def check_resources(res: dict, where: str) -> None:
         raise MvpError(f"{where}.entrypoint_num_cpus: must be >= 0, got {cpus!r}")
 
 
+# Names the runbook (helpers/jobenv/mvp_private_env.py) and Ray's setup hook set.
+RESERVED_ENV = (mvp_private_env.REF_VAR, "__RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR")
+
+
 def check_env_vars(env: dict, where: str) -> dict:
     out = {}
     for name, value in (env or {}).items():
         if not isinstance(name, str) or not ENV_NAME.match(name):
             raise MvpError(f"{where}: '{name}' is not a valid environment variable name")
+        if name in RESERVED_ENV:
+            raise MvpError(f"{where}: {name} is set by the runbook (it says where the job's private variables are); "
+                           "use another name")
         if isinstance(value, (dict, list)) or value is None:
             raise MvpError(f"{where}.{name}: must be a string, got {type(value).__name__}")
         out[name] = str(value).lower() if isinstance(value, bool) else str(value)

@@ -3,7 +3,8 @@ worker that holds the driver).
 
 Usage: python3 launch.py <job dir>
 
-Prints where `verl` is imported from and which code snapshot PYTHONPATH
+Sets the job's private variables (helpers/jobenv/mvp_private_env.py), prints
+where `verl` is imported from and which code snapshot PYTHONPATH
 selected, then replaces itself with the trainer, whose arguments it reads from
 <job dir>/config/job_spec.json. The arguments never pass through a shell, so
 overrides with spaces, quotes, $(...) or ; arrive byte for byte."""
@@ -28,6 +29,20 @@ def precheck() -> None:
     print(f"MVP_PRECHECK_MARKER={marker}", flush=True)
 
 
+def private_env() -> None:
+    """The driver's copy of the job's private variables: from Ray's GCS store,
+    before the trainer exists (its Ray workers get theirs from the setup hook)."""
+    if not os.environ.get("MVP_PRIVATE_ENV"):
+        return
+    import mvp_private_env  # on the job's PYTHONPATH when it has private variables
+    try:
+        count = mvp_private_env.load_in_driver()
+    except mvp_private_env.MissingPrivateEnv as exc:
+        print(f"ERROR: {exc}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    print(f"MVP_PRIVATE_ENV: {count} private variable(s) set from Ray's GCS store", flush=True)
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -37,6 +52,7 @@ def main() -> int:
     # The launcher's own directory must not shadow anything the trainer imports.
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)
+    private_env()
     precheck()
     overrides = [f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
     argv = [sys.executable, "-m", resolved["trainer_module"], *overrides]

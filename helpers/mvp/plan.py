@@ -5,6 +5,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from jobenv import mvp_private_env
+
 from . import preflight, redact, snapshot
 from .errors import MvpError
 from .jobspec import check_id
@@ -13,6 +15,8 @@ from .settings import Settings
 
 TRAINER_MODULES = {"ppo": "verl.trainer.main_ppo", "grpo": "verl.trainer.main_ppo", "sft": "verl.trainer.sft_trainer_ray"}
 LAUNCHER = Path(__file__).with_name("launch.py")
+# On a job's PYTHONPATH when it has private variables: mvp_private_env.py.
+JOB_ENV_DIR = Path(__file__).parent.parent / "jobenv"
 
 # verl 0.9.1's main_ppo puts these names in the runtime_env of its own
 # ray.init (verl/trainer/constants_ppo.py, get_ppo_ray_runtime_env), and Ray
@@ -42,11 +46,19 @@ class Plan:
         self.entrypoint = [python, str(LAUNCHER), str(self.job_dir)]
 
     @property
-    def runtime_env(self) -> dict:
-        return {"env_vars": dict(self.env_vars)}
+    def private_env(self) -> dict:
+        """The variables whose names mark them secret (redact.is_secret)."""
+        return {k: v for k, v in self.env_vars.items() if redact.is_secret(k)}
 
-    def runtime_env_redacted(self) -> dict:
-        return {"env_vars": redact.env(self.env_vars)}
+    @property
+    def runtime_env(self) -> dict:
+        """What Ray gets, and shows and logs: the private variables only by
+        reference (helpers/jobenv/mvp_private_env.py says why and how)."""
+        public = {k: v for k, v in self.env_vars.items() if not redact.is_secret(k)}
+        if len(public) == len(self.env_vars):
+            return {"env_vars": public}
+        public[mvp_private_env.REF_VAR] = mvp_private_env.key_of(self.submission_id)
+        return {"env_vars": public, "worker_process_setup_hook": mvp_private_env.HOOK}
 
     def ray_cli_argv(self, runtime_env_args: list) -> list:
         """`ray job submit` words; runtime_env_args: ["--runtime-env", FILE]
@@ -69,6 +81,7 @@ class Plan:
             "entrypoint_resources": self.entrypoint_resources, "entrypoint_num_gpus": self.entrypoint_num_gpus,
             "entrypoint": self.entrypoint, "trainer_module": self.trainer_module,
             "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
+            "private_env_names": sorted(self.private_env),
         }
 
 
@@ -210,7 +223,12 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     env.update((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
     env.update(spec.get("env_vars") or {})
     user_pythonpath = env.pop("PYTHONPATH", "")
-    env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, "${PYTHONPATH}") if p)
+    private = sorted(name for name in env if redact.is_secret(name))
+    if private and address != settings.dashboard_url:
+        raise MvpError(f"env_vars {', '.join(private)}: private variables reach a job through the runbook's own "
+                       f"cluster ({settings.dashboard_url}), not {address}; drop ray.address or the variables")
+    job_env_dir = str(JOB_ENV_DIR) if private else ""
+    env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, job_env_dir, "${PYTHONPATH}") if p)
     if workload == "sft":
         env.setdefault("RAY_ADDRESS", "auto")
         # sft_trainer_ray's driver trains in-process on trainer.device, which

@@ -29,6 +29,7 @@ FIELDS = {
     "dashboard_url": ("MVP_DASHBOARD_URL", lambda v: v.rstrip("/")),
     "head_ip": ("MVP_HEAD_IP", str),
     "head_node": ("MVP_HEAD_NODE", str),
+    "gcs_port": ("MVP_GCS_PORT", int),
     "worker_ips": ("MVP_WORKER_IPS", _words),
     "workers": ("MVP_WORKERS", int),
     "gpus_per_worker": ("MVP_GPUS_PER_WORKER", int),

@@ -13,6 +13,8 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
+from jobenv import mvp_private_env
+
 from . import bundle, fsutil, gpus, jobdir, jobspec, log, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
@@ -77,8 +79,8 @@ def _config_files(plan, spec: dict, spec_name: str, ray_cfg: dict, ray_cfg_name:
         "job_spec.json": json.dumps({"input": spec_shown, "input_name": spec_name, "ray_config": cfg_shown,
                                      "ray_config_name": ray_cfg_name, "resolved": plan.resolved()},
                                     indent=2, sort_keys=True) + "\n",
-        "runtime_env.json": json.dumps(plan.runtime_env_redacted(), indent=2, sort_keys=True) + "\n",
-        "submit_cmd.txt": shlex.join(plan.ray_cli_argv(["--runtime-env-json", json.dumps(plan.runtime_env_redacted())])) + "\n",
+        "runtime_env.json": json.dumps(plan.runtime_env, indent=2, sort_keys=True) + "\n",
+        "submit_cmd.txt": shlex.join(plan.ray_cli_argv(["--runtime-env-json", json.dumps(plan.runtime_env)])) + "\n",
     }
 
 
@@ -128,9 +130,12 @@ def main(args, settings) -> int:
             bundle_errors.append(f"{exc.strerror or exc}")
 
     collector = threading.Thread(target=take_bundle)
+    store = None
     try:
         for name, text in files.items():
             fsutil.write_text(job_dir / "config" / name, text)
+        if plan.private_env:
+            store = _store_private_env(plan, settings)
         submitted_at = datetime.now(timezone.utc).isoformat()
         collector.start()
         output = _submit_cli(plan, redactor) if args.via == "cli" else _submit_sdk(plan)
@@ -140,6 +145,8 @@ def main(args, settings) -> int:
             collector.join()
         # Nothing half-made stays behind, unless Ray took the job after all.
         if not _ray_knows(dash, plan.submission_id):
+            if store:
+                _quietly(store.delete, plan.submission_id)
             shutil.rmtree(job_dir, ignore_errors=True)
             if isinstance(exc, OSError):
                 raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
@@ -155,9 +162,50 @@ def main(args, settings) -> int:
     except OSError as exc:
         raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir}/logs/submit.log "
                        f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
+    if store:
+        _sweep_ended(store, dash)
     log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
              f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
+    if args.wait:
+        from argparse import Namespace
+        from . import jobctl
+        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
     return 0
+
+
+def _store_private_env(plan, settings) -> "mvp_private_env.Store":
+    """Puts the job's private variables where only its own processes fetch
+    them (helpers/jobenv/mvp_private_env.py): the head's GCS store."""
+    address = f"{settings.head_ip}:{settings.gcs_port}"
+    try:
+        store = mvp_private_env.Store(address)
+        store.put(plan.submission_id, plan.private_env)
+    except Exception as exc:  # Ray's GCS client raises its own exception types
+        raise MvpError(f"could not store the job's private variables in Ray's GCS at {address} "
+                       f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); nothing was submitted") from None
+    log.info(f"private variables {', '.join(sorted(plan.private_env))}: kept in Ray's GCS store, "
+             "not in the runtime_env")
+    return store
+
+
+def _sweep_ended(store, dash: Dashboard) -> None:
+    """Private variables of jobs that have ended leave the GCS store; done
+    by the next submission that has some (Ray's memory, never a file)."""
+    try:
+        status = {job.get("submission_id"): job.get("status") for job in dash.jobs()}
+        gone = store.sweep(status.get)
+    except Exception as exc:  # never fails a submission Ray has taken
+        log.warn(f"could not sweep ended jobs' private variables from Ray's GCS store: {exc}")
+        return
+    if gone:
+        log.info(f"removed the private variables of {len(gone)} ended job(s) from Ray's GCS store")
+
+
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception:  # cleanup of a failed submission: the failure is what gets reported
+        pass
 
 
 def _ray_knows(dash: Dashboard, submission_id: str) -> bool:

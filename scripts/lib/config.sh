@@ -129,6 +129,14 @@ mvp::config::derive() {
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
+  # Passed-through values travel on the command line that runs the helper;
+  # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
+  local name secret=()
+  while IFS= read -r name; do
+    if [[ ${name^^} =~ TOKEN|SECRET|PASSWORD|KEY ]]; then secret+=("$name"); fi
+  done < <(mvp::job_env_names)
+  ((${#secret[@]} == 0)) ||
+    mvp::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
 }
 
 # mvp::layout NAME: the host's path of the shared-root directory NAME, from

@@ -7,7 +7,8 @@
 mvp::helper_env() {
   local -a env=(
     "SHARED_ROOT=$SHARED_ROOT" "MVP_RUNTIME=$MVP_RUNTIME"
-    "MVP_DASHBOARD_URL=$MVP_DASHBOARD_URL" "MVP_HEAD_IP=$MVP_HEAD_IP" "MVP_WORKER_IPS=$MVP_WORKER_IPS"
+    "MVP_DASHBOARD_URL=$MVP_DASHBOARD_URL" "MVP_HEAD_IP=$MVP_HEAD_IP" "MVP_GCS_PORT=$MVP_GCS_PORT"
+    "MVP_WORKER_IPS=$MVP_WORKER_IPS"
     "MVP_WORKERS=$MVP_WORKERS" "MVP_GPUS_PER_WORKER=$MVP_GPUS_PER_WORKER"
     "MVP_JOB_TIMEOUT=$MVP_JOB_TIMEOUT" "MVP_NODES_TIMEOUT=$MVP_NODES_TIMEOUT"
     "MVP_LOST_AFTER_S=$MVP_LOST_AFTER_S" "MVP_MIN_FREE_MB=$MVP_MIN_FREE_MB" "MVP_NODE_RAY_DIRS=$MVP_NODE_RAY_DIRS"
@@ -17,19 +18,27 @@ mvp::helper_env() {
     "MVP_NIGHTLY_KEEP=$MVP_NIGHTLY_KEEP" "MVP_HEAD_NODE=$MVP_HEAD_NODE"
     "MVP_DRY_RUN=$MVP_DRY_RUN" "PYTHONPATH=$MVP_NODE_REPO/helpers"
   )
-  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...): the names
-  # that match MVP_JOB_ENV_PASSTHROUGH among the config's and environment's.
-  local name pattern names=() patterns=()
+  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
+  local name names=()
+  mapfile -t names < <(mvp::job_env_names)
+  for name in "${names[@]}"; do env+=("$name=${!name}"); done
+  env+=("MVP_JOB_ENV_NAMES=${names[*]}")
+  printf '%s\0' "${env[@]}"
+  mvp::ray_auth_env
+}
+
+# The names that match MVP_JOB_ENV_PASSTHROUGH among the config's and the
+# environment's variables, one a line.
+mvp::job_env_names() {
+  local name pattern patterns=()
   read -r -a patterns <<<"$MVP_JOB_ENV_PASSTHROUGH"
   while IFS= read -r name; do
     for pattern in "${patterns[@]}"; do
       # shellcheck disable=SC2053  # the pattern is a glob on purpose
-      [[ $name == $pattern && -n ${!name} ]] && { names+=("$name"); env+=("$name=${!name}"); break; }
+      [[ $name == $pattern && -n ${!name} ]] && { echo "$name"; break; }
     done
   done < <(compgen -v)
-  env+=("MVP_JOB_ENV_NAMES=${names[*]}")
-  printf '%s\0' "${env[@]}"
-  mvp::ray_auth_env
+  return 0
 }
 
 # mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the

@@ -15,6 +15,10 @@ setup_file() {
   mount -t tmpfs -o size=64m mvp-test-jobs "$SHARED_ROOT/jobs"
   # A variable of the operator's shell that must never reach Ray or a job.
   export OPERATOR_CANARY=operator-canary-value
+  # A Ray token left in HOME (any local ray.init of Ray 2.60 writes one): with
+  # MVP_RAY_AUTH=off it must not turn token auth on.
+  export HOME=$BATS_FILE_TMPDIR/home
+  mkdir -p "$HOME/.ray" && printf 'stray%064d' 0 >"$HOME/.ray/auth_token"
   mvp_cluster_up
   unset OPERATOR_CANARY
   mvp_prepare_inputs standin || { cat "$MVP_TEST_LOG" >&3; return 1; }
@@ -45,6 +49,14 @@ spec_with() {
   local out=$BATS_TEST_TMPDIR/spec-$RANDOM.yaml
   { cat "$SPEC"; printf '%s\n' "$@"; } >"$out"
   echo "$out"
+}
+
+# The submission ids whose private variables are in the head's GCS store.
+private_env_ids() {
+  RAY_AUTH_MODE=disabled "$MVP_REPO/.venv/bin/python" -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import mvp_private_env
+print(" ".join(mvp_private_env.Store(sys.argv[2]).submission_ids()))' "$MVP_REPO/helpers/jobenv" "$MVP_HEAD_IP:$MVP_GCS_PORT"
 }
 
 # Host PIDs of the raylet of node NAME.
@@ -89,16 +101,29 @@ driver_ip_when_running() {
   done
 }
 
-@test "faults: no process the runbook starts has a secret on its argv during a whole --wait submission, and no file of the runbook holds it (Ray's worker processes' argv and runtime_env_agent.log do: README)" {
+@test "faults: MVP_RAY_AUTH=off with a Ray token left in ~/.ray: Ray is told disabled, the dashboard answers without a token" {
+  [[ -s $HOME/.ray/auth_token ]]
+  run curl -s -o /dev/null -w '%{http_code}' "$MVP_DASHBOARD/api/version"
+  assert_output 200
+  local pid
+  pid=$(raylet_of mvp11-ray-worker-0)
+  run grep -c -a -x RAY_AUTH_MODE=disabled <(tr '\0' '\n' <"/proc/$pid/environ")
+  assert_output 1
+}
+
+@test "faults: no process on the machine (Ray's workers included) has a secret on its argv during a whole --wait submission, and no file under the shared root or the state dir (Ray's logs included) holds it" {
   local secret=MY-API-TOKEN-value-f00d
   local spec
   spec=$(spec_with "env_vars: {MY_API_TOKEN: $secret}")
   printf '%s\n' "$secret" >"$BATS_TEST_TMPDIR/pattern"
   # The poller reads the secret from a file: grep -f keeps it off grep's own argv.
-  touch "$BATS_TEST_TMPDIR/polling"
+  touch "$BATS_TEST_TMPDIR/polling" "$BATS_TEST_TMPDIR/hits" "$BATS_TEST_TMPDIR/workers"
   (while [[ -e $BATS_TEST_TMPDIR/polling ]]; do
     for hit in $(grep -l -a -F -f "$BATS_TEST_TMPDIR/pattern" /proc/[0-9]*/cmdline 2>/dev/null); do
       tr '\0' ' ' <"$hit" >>"$BATS_TEST_TMPDIR/hits" 2>/dev/null && echo >>"$BATS_TEST_TMPDIR/hits"
+    done
+    for hit in $(grep -l -a -F MVP_PRIVATE_ENV /proc/[0-9]*/cmdline 2>/dev/null); do
+      tr '\0' ' ' <"$hit" >>"$BATS_TEST_TMPDIR/workers" 2>/dev/null && echo >>"$BATS_TEST_TMPDIR/workers"
     done
     echo . >>"$BATS_TEST_TMPDIR/rounds"
     sleep 0.05
@@ -108,19 +133,27 @@ driver_ip_when_running() {
   rm -f "$BATS_TEST_TMPDIR/polling"
   wait "$poller"
   assert_success
-  # Ray itself starts every worker process of the job (setup_worker.py, then
-  # default_worker.py, through a bash -c exec) with the serialized runtime_env
-  # (env_vars included) on its argv; that is Ray's, inside the nodes, and the
-  # README says so. Nothing else may. (Empty lines: processes gone meanwhile.)
-  run grep -v -E '(^$|/ray/_private/workers/(setup|default)_worker\.py )' "$BATS_TEST_TMPDIR/hits"
+  local id
+  id=$(last_line)
+  # Ray starts every worker process of the job (setup_worker.py, then
+  # default_worker.py) with the serialized runtime_env on its argv: the
+  # secret is not in it (Ray's GCS store holds it; helpers/jobenv).
+  # (Empty lines: processes gone meanwhile.)
+  run grep -v '^$' "$BATS_TEST_TMPDIR/hits"
   assert_output ""
   # The poller looked all along (a job of several seconds: dozens of rounds).
   (($(wc -l <"$BATS_TEST_TMPDIR/rounds") > 20))
-  # Ray's runtime_env agent logs the runtime_env it builds, env_vars included,
-  # in the node's own Ray log directory (the state dir holds the nodes' /tmp/ray).
-  run bash -c 'grep -r -l -a -F -f "$1" "$2" "$3" | grep -v "/logs/runtime_env_agent\.log$"' _ \
-    "$BATS_TEST_TMPDIR/pattern" "$SHARED_ROOT" "$MVP_STATE_DIR"
+  # ... and saw Ray's worker processes of this job, whose argv carries the
+  # runtime_env (so the grep above looked where the secret used to be).
+  grep -q -E "/ray/_private/workers/(setup|default)_worker\.py .*MVP_PRIVATE_ENV" "$BATS_TEST_TMPDIR/workers"
+  # The secret reached the driver and the TaskRunner actor (a Ray worker).
+  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 2
+  # Not in any file: the job directory, Ray's own logs (runtime_env_agent.log
+  # logs every runtime_env it builds) and the nodes' /tmp/ray, in the state dir.
+  run grep -r -l -a -F -f "$BATS_TEST_TMPDIR/pattern" "$SHARED_ROOT" "$MVP_STATE_DIR"
   assert_output ""
+  grep -q -a "MVP_PRIVATE_ENV" -r "$MVP_STATE_DIR" --include=runtime_env_agent.log
   run bash -c 'ls /tmp/mvp-runtime-env-* 2>/dev/null'
   assert_output ""
 }
@@ -145,6 +178,19 @@ driver_ip_when_running() {
   # Nothing under a job directory is readable by others.
   run find "$SHARED_ROOT/jobs/$later/config" "$SHARED_ROOT/jobs/$later/debug" "$SHARED_ROOT/jobs/$later/logs" -perm /o=r
   assert_output ""
+}
+
+@test "faults: a job's private variables live in Ray's GCS store only while it may run: the next submission with some removes those of ended jobs" {
+  local first second
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: first-value}")" --wait
+  assert_success
+  first=$(last_line)
+  assert_equal "$(private_env_ids)" "$first"
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: second-value}")" --wait
+  assert_success
+  second=$(last_line)
+  assert_output --partial "removed the private variables of 1 ended job(s) from Ray's GCS store"
+  assert_equal "$(private_env_ids)" "$second"
 }
 
 @test "faults: every refusal through 43 is exactly one ERROR line (no frames), alias bombs and oversized specs included, in seconds" {

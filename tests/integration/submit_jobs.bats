@@ -251,7 +251,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   assert_output 404
 }
 
-@test "a secret env var reaches the job but no file under the job directory, no log and no output" {
+@test "a secret env var reaches the driver and a Ray worker's actor but no file under the job directory, no log, no output and not Ray's runtime_env" {
   local secret=s3cr3t-value-for-the-test
   sed "s/^env_vars: {}/env_vars: {PLATFORM_TOKEN: $secret, PLAIN_SETTING: visible}/" "$SPEC" >"$BATS_TEST_TMPDIR/secret.yaml"
   run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/secret.yaml" --wait \
@@ -261,15 +261,24 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ $stderr != *"$secret"* ]]
   local id
   id=$(last_line)
-  run grep -c "mvp_standin: PLATFORM_TOKEN is set (${#secret} characters)" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  run grep -c "mvp_standin: PLATFORM_TOKEN is set in the driver (${#secret} characters)" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 1
+  run grep -c "mvp_standin: PLATFORM_TOKEN is set in the TaskRunner actor (${#secret} characters)" "$SHARED_ROOT/jobs/$id/logs/driver.log"
   assert_output 1
   run grep -rl -- "$secret" "$SHARED_ROOT/jobs/$id"
   assert_failure
   assert_output ""
-  run job_json "$id" config/runtime_env.json '.env_vars.PLATFORM_TOKEN + " " + .env_vars.PLAIN_SETTING'
-  assert_output "*** visible"
-  run grep -c "PLATFORM_TOKEN\": \"\*\*\*\"" "$SHARED_ROOT/jobs/$id/config/submit_cmd.txt"
-  assert_output 1
+  # Ray's runtime_env (what it puts on its workers' argv and logs) names
+  # where the value is, not the value; the plain variable travels as before.
+  run job_json "$id" config/runtime_env.json '[.env_vars.PLATFORM_TOKEN, .env_vars.PLAIN_SETTING, .env_vars.MVP_PRIVATE_ENV, .worker_process_setup_hook] | map(tostring) | join(" ")'
+  assert_output "null visible private_env/$id mvp_private_env.load_in_worker"
+  run curl -s "$MVP_DASHBOARD/api/jobs/$id"
+  assert_success
+  [[ $(jq -c '.runtime_env.env_vars | keys' <<<"$output") == '["MVP_PRIVATE_ENV","PLAIN_SETTING","PYTHONPATH","TORCH_NCCL_AVOID_RECORD_STREAMS"]' ]]
+  run job_json "$id" config/job_spec.json '.resolved.private_env_names | join(",")'
+  assert_output PLATFORM_TOKEN
+  run grep -c PLATFORM_TOKEN "$SHARED_ROOT/jobs/$id/config/submit_cmd.txt"
+  assert_output 0
   run "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_success
   refute_output --partial "$secret"

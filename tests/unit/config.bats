@@ -96,6 +96,24 @@ resolve() {
   assert_output --partial "config file $BATS_TEST_TMPDIR/nope.env is missing or unreadable"
 }
 
+@test "config: a secret-named variable matched by MVP_JOB_ENV_PASSTHROUGH is one line (it would ride on a command line); plain matches pass" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_JOB_ENV_PASSTHROUGH="NCCL_* WANDB_*"
+  NCCL_IB_DISABLE=1 WANDB_PROJECT=mvp run resolve
+  assert_success
+  NCCL_IB_DISABLE=1 WANDB_API_KEY=k WANDB_PROJECT=mvp run resolve
+  assert_failure
+  assert_output "ERROR: MVP_JOB_ENV_PASSTHROUGH matches WANDB_API_KEY, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
+}
+
+@test "config: MVP_RAY_AUTH=off is said to Ray (RAY_AUTH_MODE=disabled), token gives the mode and the token's path" {
+  run bash -c 'source "$1/scripts/lib/common.sh"; MVP_CONFIG=$1/tests/fixtures/empty.env mvp::config::load
+    mvp::ray_auth_env | tr "\0" "\n"; MVP_RAY_AUTH=token; mvp::ray_auth_env | tr "\0" "\n"' _ "$MVP_REPO"
+  assert_success
+  assert_output "RAY_AUTH_MODE=disabled
+RAY_AUTH_MODE=token
+RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
+}
+
 @test "config: every setting in config/defaults.env is in the README's settings table with the same default" {
   run python3 - "$MVP_REPO/config/defaults.env" "$MVP_REPO/README.md" <<'PY'
 import re, shlex, sys

@@ -309,3 +309,44 @@ PY
   assert_output --partial '"RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"'
   refute_output --partial TORCH_NCCL_AVOID_RECORD_STREAMS
 }
+
+@test "jobspec: a secret-named env var leaves the runtime_env (Ray gets only MVP_PRIVATE_ENV and the setup hook); plain ones stay" {
+  local secret=unit-secret-value-1234
+  check "env_vars: {WANDB_API_KEY: $secret, PLAIN_SETTING: visible}" 2>"$BATS_TEST_TMPDIR/err" >"$BATS_TEST_TMPDIR/out"
+  run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
+  assert_success
+  refute_output --partial WANDB_API_KEY
+  refute_output --partial "$secret"
+  local env_json id
+  env_json=$(sed -E "s/.*--runtime-env-json '([^']*)'.*/\1/" <<<"$output")
+  id=$(jq -r .resolved.submission_id "$BATS_TEST_TMPDIR/out")
+  jq -e --arg key "private_env/$id" '.env_vars.MVP_PRIVATE_ENV == $key and .env_vars.PLAIN_SETTING == "visible"
+    and .worker_process_setup_hook == "mvp_private_env.load_in_worker"' <<<"$env_json"
+  # The hook's module is on the job's PYTHONPATH, after the snapshot.
+  jq -e --arg dir "$MVP_REPO/helpers/jobenv" '.env_vars.PYTHONPATH | split(":") | .[0] | endswith("/codeA")' <<<"$env_json"
+  jq -e --arg dir "$MVP_REPO/helpers/jobenv" '.env_vars.PYTHONPATH | split(":") | index($dir) == 1' <<<"$env_json"
+  jq -e '.resolved.private_env_names == ["WANDB_API_KEY"]' "$BATS_TEST_TMPDIR/out"
+  run grep -c -F -- "$secret" "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
+  assert_output "$BATS_TEST_TMPDIR/out:0
+$BATS_TEST_TMPDIR/err:0"
+}
+
+@test "jobspec: without a secret-named env var the runtime_env has no setup hook and no jobenv path" {
+  check "env_vars: {PLAIN_SETTING: visible}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
+  refute_output --partial worker_process_setup_hook
+  refute_output --partial MVP_PRIVATE_ENV
+  refute_output --partial helpers/jobenv
+}
+
+@test "jobspec: MVP_PRIVATE_ENV and Ray's setup-hook variable are the runbook's; private variables need the runbook's own cluster" {
+  local name
+  for name in MVP_PRIVATE_ENV __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR; do
+    run check "env_vars: {$name: x}"
+    assert_failure
+    assert_output "ERROR: spec.yaml.env_vars: $name is set by the runbook (it says where the job's private variables are); use another name"
+  done
+  run check "env_vars: {HF_TOKEN: x}" "ray: {address: 'http://10.9.9.9:8265'}"
+  assert_failure
+  assert_output "ERROR: env_vars HF_TOKEN: private variables reach a job through the runbook's own cluster (http://127.0.0.1:1), not http://10.9.9.9:8265; drop ray.address or the variables"
+}
