@@ -48,6 +48,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--submission-id", default="")
     c.add_argument("--queue", action="store_true", help="wait (at most MVP_JOB_TIMEOUT) for the GPUs other jobs hold")
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
+    c.add_argument("--wait", action="store_true", help="then wait here and archive the job (KubeRay's submitter "
+                   "pod; the scripts wait on their own host instead, which outlives the head)")
     c.set_defaults(func=module_command("submit", "main"))
 
     c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, RayCronJob")

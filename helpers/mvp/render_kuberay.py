@@ -137,21 +137,28 @@ def pvc(k: K8s) -> dict:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(k, k.pvc), "spec": spec}
 
 
+# The submitter container's command: `mvp submit` reads the JobSpec and the
+# Ray config on stdin (never argv), here from the container's environment;
+# the dashboard address is KubeRay's RAY_DASHBOARD_ADDRESS, read when the
+# pod runs (Kubernetes expands $(VAR) in env values only for variables
+# defined before them, and KubeRay adds its own after ours).
+SUBMITTER_SH = ('export MVP_DASHBOARD_URL="http://$RAY_DASHBOARD_ADDRESS"; '
+                'printf "%s\\0%s" "$MVP_JOBSPEC_TEXT" "$MVP_RAY_CONFIG_TEXT" | exec python3 -m mvp submit "$@"')
+
+
 def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission_id: str, overrides: tuple,
                configured_model: bool) -> dict:
     volumes, mounts = _volume(k)
-    # $(VAR) is expanded by Kubernetes from the container's environment, where
-    # KubeRay puts RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID.
     cfg = yaml.safe_load(cfg_text) or {}
-    cfg["address"] = "http://$(RAY_DASHBOARD_ADDRESS)"
-    command = ["python3", "-m", "mvp", "submit", "--via", "cli",
-               "--jobspec-name", spec_name, "--jobspec-text", spec_text,
-               "--ray-config-name", "templates/configs/dev.yaml", "--ray-config-text", yaml.safe_dump(cfg, sort_keys=False),
+    cfg.pop("address", None)  # the submit path's default: MVP_DASHBOARD_URL
+    command = ["sh", "-c", SUBMITTER_SH, "mvp-submit", "--via", "cli", "--jobspec-name", spec_name,
+               "--ray-config-name", "templates/configs/dev.yaml",
                "--submission-id", submission_id, "--wait"] + (["--configured-model"] if configured_model else [])
     for item in overrides:
         command += ["--override", item]
-    env = [{"name": "SHARED_ROOT", "value": POD_SHARED_ROOT}, {"name": "MVP_RUNTIME", "value": "kuberay"},
-           {"name": "MVP_DASHBOARD_URL", "value": "http://$(RAY_DASHBOARD_ADDRESS)"},
+    env = [{"name": "MVP_JOBSPEC_TEXT", "value": spec_text},
+           {"name": "MVP_RAY_CONFIG_TEXT", "value": yaml.safe_dump(cfg, sort_keys=False)},
+           {"name": "SHARED_ROOT", "value": POD_SHARED_ROOT}, {"name": "MVP_RUNTIME", "value": "kuberay"},
            {"name": "MVP_HEAD_IP", "value": ""}, {"name": "MVP_WORKER_IPS", "value": ""},
            {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
            {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},

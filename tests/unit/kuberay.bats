@@ -70,12 +70,35 @@ print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] 
   jq -e '.spec.rayClusterSpec.headGroupSpec.rayStartParams["num-cpus"] == "0"' <<<"$j"
   # The submitter pod runs the runbook's submit path with this id and waits.
   jq -e --arg id "$id" '.spec.submitterPodTemplate.spec.containers[0].command as $c
-         | $c[0:4] == ["python3", "-m", "mvp", "submit"] and ($c | index("--wait")) != null
+         | $c[0:2] == ["sh", "-c"] and ($c[2] | contains("| exec python3 -m mvp submit \"$@\""))
+         and ($c | index("--wait")) != null
          and $c[($c | index("--submission-id")) + 1] == $id
          and $c[($c | index("--override")) + 1] == "trainer.total_training_steps=5"' <<<"$j"
   jq -e '.spec.submitterPodTemplate.spec.containers[0].volumeMounts[0].mountPath == "/private"' <<<"$j"
   run grep -F "$SHARED_ROOT" "$BATS_TEST_TMPDIR/j.yaml"
   assert_failure
+}
+
+@test "71 job: the submitter's command, run as rendered, is taken by the runbook's submit (spec and config on its stdin, not argv)" {
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --override trainer.total_training_steps=5 --out "$BATS_TEST_TMPDIR/j.yaml"
+  local c
+  c=$(doc "$BATS_TEST_TMPDIR/j.yaml" RayJob | jq -c .spec.submitterPodTemplate.spec.containers[0])
+  # The pod's environment, with this host's paths where the pod has its mounts.
+  local -a env=() cmd=()
+  mapfile -d '' env < <(jq -j '.env[] | select(.name != "SHARED_ROOT" and .name != "PYTHONPATH")
+    | "\(.name)=\(.value)\u0000"' <<<"$c")
+  mapfile -d '' cmd < <(jq -j '.command[] | "\(.)\u0000"' <<<"$c")
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  ln -s "$MVP_REPO/.venv/bin/python" "$BATS_TEST_TMPDIR/bin/python3"
+  run --separate-stderr env -i "${env[@]}" "SHARED_ROOT=$SHARED_ROOT" "PYTHONPATH=$MVP_REPO/helpers" \
+    RAY_DASHBOARD_ADDRESS=127.0.0.1:1 "PATH=$BATS_TEST_TMPDIR/bin:/usr/bin:/bin" "${cmd[@]}" --check-only
+  assert_success
+  jq -e --arg id "$(jq -r '.command as $c | $c[($c | index("--submission-id")) + 1]' <<<"$c")" \
+    '.resolved | .submission_id == $id and .address == "http://127.0.0.1:1"
+     and .trainer_overrides["trainer.total_training_steps"] == "5"' <<<"$output"
+  # Neither text is on the command line.
+  run grep -c -F "trainer_overrides" <<<"$(jq -r '.command[]' <<<"$c")"
+  assert_output 0
 }
 
 @test "71 nightly: valid RayCronJobs, one per nightly job, on the schedule; each run's id is KubeRay's" {
