@@ -34,6 +34,8 @@ mvp::rt::derive() {
   MVP_NODE_VERL_DIR=$MVP_VERL_DIR
   MVP_PYTHON=$MVP_VENV/bin/python
   MVP_HOST_PYTHON=$MVP_PYTHON
+  # The nodes are separate hosts whose Ray ports any host of the cluster network reaches.
+  MVP_RAY_AUTH=${MVP_RAY_AUTH:-token}
   [[ -n $MVP_SLURM_WORKER_CPUS ]] && MVP_WORKER_CPUS=$MVP_SLURM_WORKER_CPUS
   if mvp::slurm::in_job; then
     local -a workers=()
@@ -129,10 +131,13 @@ mvp::slurm::start_ray() {
   local log_dir
   log_dir=$(mvp::layout slurm)/$SLURM_JOB_ID
   mkdir -p "$log_dir"
+  mvp::ray_auth_token
+  local -a auth=()
+  mapfile -d '' auth < <(mvp::ray_auth_env)
   for i in "${!MVP_NODES[@]}"; do
     node=${MVP_NODES[$i]}
     mvp::ray_start_args "$i"
-    local -a step_env=(env -u PYTHONPATH "PATH=$MVP_VENV/bin:$PATH")
+    local -a step_env=(env -u PYTHONPATH "PATH=$MVP_VENV/bin:$PATH" "${auth[@]}")
     if ((i > 0)); then
       [[ -n $MVP_SLURM_NCCL_IFNAME ]] && step_env+=("NCCL_SOCKET_IFNAME=$MVP_SLURM_NCCL_IFNAME")
       local gloo=${MVP_SLURM_GLOO_IFNAME:-$MVP_SLURM_NCCL_IFNAME}

@@ -99,18 +99,29 @@ assert_placement() {
   wait_until 15 no_ray_left || { ray_left; false; }
 }
 
-@test "slurm: a Ray job that fails fails the Slurm job (its exit code is the job's truth)" {
-  # A JobSpec of the user's (43): the PPO template on the stand-in model.
-  sed 's|^model: .*|model: common/models/mvp-fixtures/model-standin|' "$MVP_REPO/templates/jobspecs/ppo.yaml" \
+@test "slurm: a Ray job that fails fails the Slurm job (its exit code is the job's truth); Ray ran with token auth and the job's secret came through the GCS store" {
+  # A JobSpec of the user's (43): the PPO template on the stand-in model, with a secret.
+  sed -e 's|^model: .*|model: common/models/mvp-fixtures/model-standin|' \
+    -e 's|^env_vars: {}|env_vars: {MY_API_TOKEN: slurm-secret-value}|' "$MVP_REPO/templates/jobspecs/ppo.yaml" \
     >"$BATS_TEST_TMPDIR/my ppo.yaml"
   sbatch_wait 43 "$BATS_TEST_TMPDIR/my ppo.yaml" --override +mvp_standin.fail_at_step=2 \
-    --override trainer.total_training_steps=3
+    --override trainer.total_training_steps=3 --override +mvp_standin.expect_env=MY_API_TOKEN
   [[ $RC == 1 ]] || { echo "$OUT"; false; }
   assert_equal "$(slurm_state "$JOB")" JobState=FAILED
   local id
   id=$(submission_id)
   [[ -n $id ]] || { echo "$OUT"; false; }
   assert_equal "$(job_json "$id" result.json .status)" FAILED
+  # It failed where asked, after the secret reached the driver and the
+  # TaskRunner actor: the GCS store was written and read with Ray's token.
+  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 2
+  run grep -c "fail_at_step=2: failing at step 2" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  assert_output 1
+  run stat -c %a "$SHARED_ROOT/secrets/ray_auth_token"
+  assert_output 600
+  run grep -r -l -F slurm-secret-value "$SHARED_ROOT" "$MVP_SLURM_DIR"
+  assert_output ""
   wait_until 15 no_ray_left || { ray_left; false; }
 }
 
