@@ -165,13 +165,15 @@ assert_job_on_worker() {
   [[ $(host_job_json "$id" config/runtime_env.json .env_vars.RAY_ADDRESS) == auto ]]
 }
 
-@test "43 (ray job submit) and 44 (JobSubmissionClient) --wait on podman: both SUCCEEDED on a worker, the same files" {
-  local spec=$BATS_FILE_TMPDIR/ppo.yaml
-  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait
+@test "43 (ray job submit) and 44 (JobSubmissionClient) --wait on podman: both SUCCEEDED on a worker, the same files; a secret reaches driver and actor through the head's GCS store" {
+  local spec=$BATS_TEST_TMPDIR/ppo-secret.yaml secret=compose-secret-value-77
+  sed "s/^env_vars: {}/env_vars: {MY_API_TOKEN: $secret}/" "$BATS_FILE_TMPDIR/ppo.yaml" >"$spec"
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait --override +mvp_standin.expect_env=MY_API_TOKEN
   assert_success
   local cli
   cli=$(last_line)
-  run --separate-stderr "$MVP_REPO/scripts/44_submit_sdk.sh" "$MVP_REPO/templates/configs/dev.yaml" "$spec" --wait
+  run --separate-stderr "$MVP_REPO/scripts/44_submit_sdk.sh" "$MVP_REPO/templates/configs/dev.yaml" "$spec" --wait \
+    --override +mvp_standin.expect_env=MY_API_TOKEN
   assert_success
   local sdk
   sdk=$(last_line)
@@ -182,6 +184,13 @@ assert_job_on_worker() {
   [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED/jobs/$cli/logs/submit.log") == cli ]]
   [[ $(jq -r 'select(.event == "submitted") | .via' "$SHARED/jobs/$sdk/logs/submit.log") == sdk ]]
   diff <(sed "s/$cli/ID/g" "$SHARED/jobs/$cli/config/job_spec.json") <(sed "s/$sdk/ID/g" "$SHARED/jobs/$sdk/config/job_spec.json")
+  local id
+  for id in "$cli" "$sdk"; do
+    run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED/jobs/$id/logs/driver.log"
+    assert_output 2
+  done
+  run grep -r -l -F "$secret" "$SHARED"
+  assert_output ""
 }
 
 @test "50_status --json on podman: exit 0, the nodes Ray reports, past jobs with their driver on a worker" {

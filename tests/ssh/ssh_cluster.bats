@@ -131,14 +131,20 @@ setup() {
   [[ -s $dir/logs/driver.log ]]
 }
 
-@test "44 (the SDK on the head, token from its file) submits a job that succeeds on a worker" {
-  local spec=$BATS_TEST_TMPDIR/ppo-short.yaml
+@test "44 (the SDK on the head, token from its file) submits a job that succeeds on a worker; its secret reaches driver and actor through the GCS store, with the token" {
+  local spec=$BATS_TEST_TMPDIR/ppo-short.yaml secret=ssh-secret-value-42
   sed -e 's/^  data.train_batch_size: 256$/  data.train_batch_size: 512/' -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" \
-    "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$spec"
-  run --separate-stderr ssh_rb 44_submit_sdk "$MVP_REPO/templates/configs/dev.yaml" "$spec" --wait
+    -e "s/^env_vars: {}/env_vars: {MY_API_TOKEN: $secret}/" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$spec"
+  run --separate-stderr ssh_rb 44_submit_sdk "$MVP_REPO/templates/configs/dev.yaml" "$spec" --wait \
+    --override +mvp_standin.expect_env=MY_API_TOKEN
   assert_success
   local id
   id=$(last_line)
+  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " \
+    "$MVP_HOST_SHARED_DIR/jobs/$id/logs/driver.log"
+  assert_output 2
+  run grep -r -l -F "$secret" "$MVP_HOST_SHARED_DIR"
+  assert_output ""
   jq -e '.status == "SUCCEEDED" and .driver_on_head == false' "$MVP_HOST_SHARED_DIR/jobs/$id/result.json"
   jq -se 'map(select(.event == "submitted")) | last | .via == "sdk"' "$MVP_HOST_SHARED_DIR/jobs/$id/logs/submit.log"
 }
