@@ -37,7 +37,7 @@ main() {
     job)
       [[ -n $spec ]] || mvp::die "missing JOBSPEC; usage: scripts/71_render_kuberay.sh job JOBSPEC.yaml"
       [[ -f $spec && -r $spec ]] || mvp::die "$spec does not exist or is not readable"
-      args+=(--jobspec-name "$spec" --jobspec-text "$(<"$spec")") ;;
+      args+=(--jobspec-name "$spec") ;;
     "") mvp::die "missing what to render; use cluster, job JOBSPEC or nightly" ;;
     *) mvp::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
   esac
@@ -56,7 +56,8 @@ main() {
   MVP_RENDER_TMP=$tmp
   trap 'rm -f -- "$MVP_RENDER_TMP"' EXIT
   # The helper has said what is wrong, in one line.
-  mvp::helper render-kuberay "$what" "${args[@]}" >"$tmp" || exit 1
+  # A JobSpec goes on stdin, as to 43: never on argv (size limit, ps).
+  mvp::helper render-kuberay "$what" "${args[@]}" <"${spec:-/dev/null}" >"$tmp" || exit 1
   if [[ -n $out ]]; then
     mv "$tmp" "$out"
     mvp::info "wrote $out; apply it with: kubectl apply -f $out"

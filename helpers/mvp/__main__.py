@@ -54,8 +54,7 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, RayCronJob")
     c.add_argument("what", choices=("cluster", "job", "nightly"))
-    c.add_argument("--jobspec-text")
-    c.add_argument("--jobspec-name", default="<stdin>")
+    c.add_argument("--jobspec-name", default="<stdin>", help="job: the JobSpec's name; its text is read on stdin")
     c.add_argument("--ray-config-text", required=True)
     c.add_argument("--nightly-spec", action="append", default=[], help="NAME=JOBSPEC_PATH, one per nightly job")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")

@@ -241,7 +241,8 @@ def main(args, settings) -> int:
     if args.what == "cluster":
         docs = [pvc(k), raycluster(k)]
     elif args.what == "job":
-        docs = [rayjob(k, settings, args.jobspec_name, args.jobspec_text, cfg_text, tuple(args.override))]
+        spec_text = jobspec.decode_input(sys.stdin.buffer.read(), args.jobspec_name)
+        docs = [rayjob(k, settings, args.jobspec_name, spec_text, cfg_text, tuple(args.override))]
     else:
         specs = []
         for item in args.nightly_spec:
