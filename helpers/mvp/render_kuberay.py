@@ -146,8 +146,16 @@ SUBMITTER_SH = ('export MVP_DASHBOARD_URL="http://$RAY_DASHBOARD_ADDRESS"; '
                 'printf "%s\\0%s" "$MVP_JOBSPEC_TEXT" "$MVP_RAY_CONFIG_TEXT" | exec python3 -m mvp submit "$@"')
 
 
+# Linux refuses to exec with any one environment string over 128 KiB.
+MAX_ENV_STRING = 128 * 1024
+
+
 def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission_id: str, overrides: tuple,
                configured_model: bool) -> dict:
+    size = len(f"MVP_JOBSPEC_TEXT={spec_text}".encode())
+    if size >= MAX_ENV_STRING:
+        raise MvpError(f"{spec_name}: {size} bytes; the submitter pod gets the JobSpec in one environment variable, "
+                       f"which Linux limits to {MAX_ENV_STRING}; keep data and code in files and name their paths")
     volumes, mounts = _volume(k)
     cfg = yaml.safe_load(cfg_text) or {}
     cfg.pop("address", None)  # the submit path's default: MVP_DASHBOARD_URL
