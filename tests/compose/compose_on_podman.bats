@@ -186,7 +186,7 @@ assert_job_on_worker() {
   diff <(sed "s/$cli/ID/g" "$SHARED/jobs/$cli/config/job_spec.json") <(sed "s/$sdk/ID/g" "$SHARED/jobs/$sdk/config/job_spec.json")
   local id
   for id in "$cli" "$sdk"; do
-    run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED/jobs/$id/logs/driver.log"
+    run expect_env_lines "$SHARED/jobs/$id/logs/driver.log" MY_API_TOKEN
     assert_output 2
   done
   run grep -r -l -F "$secret" "$SHARED"

@@ -147,7 +147,7 @@ driver_ip_when_running() {
   # runtime_env (so the grep above looked where the secret used to be).
   grep -q -E "/ray/_private/workers/(setup|default)_worker\.py .*MVP_PRIVATE_ENV" "$BATS_TEST_TMPDIR/workers"
   # The secret reached the driver and the TaskRunner actor (a Ray worker).
-  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  run expect_env_lines "$SHARED_ROOT/jobs/$id/logs/driver.log" MY_API_TOKEN
   assert_output 2
   # Not in any file: the job directory, Ray's own logs (runtime_env_agent.log
   # logs every runtime_env it builds) and the nodes' /tmp/ray, in the state dir.

@@ -114,7 +114,7 @@ assert_placement() {
   assert_equal "$(job_json "$id" result.json .status)" FAILED
   # It failed where asked, after the secret reached the driver and the
   # TaskRunner actor: the GCS store was written and read with Ray's token.
-  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  run expect_env_lines "$SHARED_ROOT/jobs/$id/logs/driver.log" MY_API_TOKEN
   assert_output 2
   run grep -c "fail_at_step=2: failing at step 2" "$SHARED_ROOT/jobs/$id/logs/driver.log"
   assert_output 1

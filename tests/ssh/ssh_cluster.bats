@@ -140,8 +140,7 @@ setup() {
   assert_success
   local id
   id=$(last_line)
-  run grep -c -E "mvp_standin: MY_API_TOKEN is set in the (driver|TaskRunner actor) " \
-    "$MVP_HOST_SHARED_DIR/jobs/$id/logs/driver.log"
+  run expect_env_lines "$MVP_HOST_SHARED_DIR/jobs/$id/logs/driver.log" MY_API_TOKEN
   assert_output 2
   run grep -r -l -F "$secret" "$MVP_HOST_SHARED_DIR"
   assert_output ""

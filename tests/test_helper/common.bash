@@ -76,6 +76,13 @@ job_json() {
   jq -r "$filter" "$SHARED_ROOT/jobs/$id/$file"
 }
 
+# expect_env_lines LOG NAME: how many of the stand-in's +mvp_standin.expect_env
+# lines for NAME a driver log has (2 when NAME reached the driver and the
+# TaskRunner actor, a Ray worker process).
+expect_env_lines() {
+  grep -c -E "mvp_standin: $2 is set in the (driver|TaskRunner actor) " "$1"
+}
+
 # The last stdout line of `run`: the submission id of the submit scripts.
 # shellcheck disable=SC2154  # $output is set by bats' run
 last_line() {
