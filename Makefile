@@ -26,7 +26,12 @@ DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=.mvp/cache
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
 
-.PHONY: help setup test test-unit test-integration test-slurm test-compose test-ssh demo down bench
+# Regenerates helpers/trainer/requirements.lock (pinned, hashed) from
+# helpers/trainer/requirements.in; commit both.
+lock-trainer:
+	python3 helpers/trainer/lock.py
+
+.PHONY: lock-trainer help setup test test-unit test-integration test-slurm test-compose test-ssh demo down bench
 
 help:
 	@echo "make setup | test | test-unit | test-integration | test-slurm | test-compose | test-ssh | demo | down | bench"

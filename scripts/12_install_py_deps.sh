@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# 12_install_py_deps.sh: installs the Python packages the helper needs where
-# it runs: the project venv .venv/ for local (pinned, helpers/requirements.txt),
-# each container for compose (PyYAML and pyarrow, when the image lacks them).
+# 12_install_py_deps.sh: installs the Python packages where they run: for
+# local, the project venv .venv/, which the local nodes run too: the helper's
+# (helpers/requirements.txt) and the trainer environment real verl 0.9.1 needs
+# (helpers/trainer/requirements.lock, hashes required, torch==2.13.0 first; a
+# CUDA package in it is refused); for compose, each container (PyYAML and
+# pyarrow, when the image lacks them: the image brings its own verl and torch).
 #
 # Usage: scripts/12_install_py_deps.sh [--runtime compose|local] [--dry-run] [--help]
 # Safe to re-run: a venv built from the same requirements is a SKIP.
@@ -10,16 +13,31 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 install_venv() {
-  local req=$MVP_REPO/helpers/requirements.txt stamp=$MVP_VENV/.mvp-requirements.sha256 want
-  want=$(sha256sum "$req" | cut -d' ' -f1)
+  local req=$MVP_REPO/helpers/requirements.txt lock=$MVP_REPO/helpers/trainer/requirements.lock
+  local stamp=$MVP_VENV/.mvp-requirements.sha256 want
+  want=$(cat -- "$req" "$lock" | sha256sum | cut -d' ' -f1)
   if [[ -x $MVP_PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then
-    mvp::skip "python venv $MVP_VENV (built from the current helpers/requirements.txt)"
+    mvp::skip "python venv $MVP_VENV (built from the current helpers/requirements.txt and trainer lock)"
     return 0
   fi
-  mvp::log "building $MVP_VENV from helpers/requirements.txt"
+  mvp::log "building $MVP_VENV from helpers/requirements.txt and helpers/trainer/requirements.lock"
   mvp::run python3 -m venv "$MVP_VENV"
   mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$req"
+  # torch first and exactly: installed later, as a dependency, pip could take
+  # the CUDA build. The lock then installs the files it names, by hash.
+  mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check torch==2.13.0
+  mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$lock"
+  [[ $MVP_DRY_RUN == 1 ]] || refuse_cuda_packages
   [[ $MVP_DRY_RUN == 1 ]] || echo "$want" >"$stamp"
+}
+
+# The CPU machines this venv is for have no use for CUDA's packages, and they
+# cost gigabytes: their presence means a torch spec other than ==2.13.0 won.
+refuse_cuda_packages() {
+  local cuda
+  cuda=$("$MVP_PYTHON" -m pip list --format=freeze --disable-pip-version-check 2>/dev/null |
+    grep -iE '^(nvidia-|triton=)' | cut -d= -f1 | xargs) || true
+  [[ -z $cuda ]] || mvp::die "CUDA packages got into $MVP_VENV ($cuda): a torch spec other than torch==2.13.0 pulled the CUDA build; remove $MVP_VENV and run make setup again"
 }
 
 install_in_containers() {
