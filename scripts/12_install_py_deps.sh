@@ -27,17 +27,9 @@ install_venv() {
   # the CUDA build. The lock then installs the files it names, by hash.
   mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check torch==2.13.0
   mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$lock"
-  [[ $MVP_DRY_RUN == 1 ]] || refuse_cuda_packages
+  # One line and a failed setup if CUDA packages got in after all.
+  mvp::run "$MVP_PYTHON" "$MVP_REPO/helpers/trainer/no_cuda.py" || exit 1
   [[ $MVP_DRY_RUN == 1 ]] || echo "$want" >"$stamp"
-}
-
-# The CPU machines this venv is for have no use for CUDA's packages, and they
-# cost gigabytes: their presence means a torch spec other than ==2.13.0 won.
-refuse_cuda_packages() {
-  local cuda
-  cuda=$("$MVP_PYTHON" -m pip list --format=freeze --disable-pip-version-check 2>/dev/null |
-    grep -iE '^(nvidia-|triton=)' | cut -d= -f1 | xargs) || true
-  [[ -z $cuda ]] || mvp::die "CUDA packages got into $MVP_VENV ($cuda): a torch spec other than torch==2.13.0 pulled the CUDA build; remove $MVP_VENV and run make setup again"
 }
 
 install_in_containers() {

@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--configured-model", action="store_true", help="MVP_MODEL_ID's model instead of the JobSpec's")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.add_argument("--submission-id", default="")
+    c.add_argument("--reward-fn", default="", help="PATH[:NAME]: the JobSpec's reward_fn_path (and reward_fn_name)")
+    c.add_argument("--resume-from", default="", help="JOB_ID or JOB_ID/global_step_N: start from that job's "
+                   "(latest) checkpoint, in a new job directory")
     c.add_argument("--queue", action="store_true", help="wait (at most MVP_JOB_TIMEOUT) for the GPUs other jobs hold")
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
     c.add_argument("--wait", action="store_true", help="then wait here and archive the job (KubeRay's submitter "

@@ -1,13 +1,15 @@
 """A validated JobSpec resolved into what gets submitted: the job directory,
 trainer overrides, runtime_env and the entrypoint. Pure: nothing is written here."""
+import json
 import os
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import preflight, redact, snapshot
+from . import preflight, profile, redact, snapshot
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -38,7 +40,7 @@ class Plan:
 
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
-              "trainer_overrides", "env_vars", "preflight")
+              "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -82,6 +84,7 @@ class Plan:
             "entrypoint": self.entrypoint, "trainer_module": self.trainer_module,
             "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
             "private_env_names": sorted(self.private_env),
+            "trainer_profile": self.profile, "resumed_from": self.resumed_from,
         }
 
 
@@ -139,6 +142,40 @@ def _reward_fn(root: Path, spec: dict, snap: "preflight.SnapshotConfig") -> dict
     return {f"{where}.path": str(path), f"{where}.name": name}
 
 
+CHECKPOINT_STEP = re.compile(r"global_step_[0-9]+")
+
+
+def _resume(layout: Layout, ref: str, workload: str) -> tuple:
+    """JOB_ID or JOB_ID/global_step_N -> (verl's resume overrides, the
+    checkpoint as "JOB_ID/global_step_N"). The new job reads the old job's
+    checkpoint and writes its own into its own directory: the old one stays
+    as it was."""
+    job_id, _, step = ref.partition("/")
+    check_id(job_id, "--resume-from")
+    old = layout.job(job_id)
+    try:
+        old_workload = json.loads((old / "config" / "job_spec.json").read_text(encoding="utf-8"))["resolved"]["workload"]
+    except (OSError, ValueError, KeyError):
+        raise MvpError(f"--resume-from {ref}: {old} is not a runbook job directory; "
+                       "give the submission id of an earlier job") from None
+    if old_workload != workload:
+        raise MvpError(f"--resume-from {ref}: that job trained {old_workload}, this one {workload}; "
+                       "resume a job of the same workload")
+    checkpoints = old / "checkpoints"
+    if not step:
+        try:
+            step = "global_step_" + (checkpoints / "latest_checkpointed_iteration.txt").read_text().strip()
+        except OSError:
+            raise MvpError(f"--resume-from {ref}: {checkpoints} has no latest_checkpointed_iteration.txt "
+                           "(verl writes it after a complete save); the job saved no checkpoint") from None
+    if not CHECKPOINT_STEP.fullmatch(step) or not (checkpoints / step).is_dir():
+        have = sorted(p.name for p in checkpoints.glob("global_step_*")) if checkpoints.is_dir() else []
+        raise MvpError(f"--resume-from {ref}: no checkpoint {checkpoints / step} (there are: "
+                       f"{', '.join(have) or 'none'})")
+    return ({"trainer.resume_mode": "resume_path", "trainer.resume_from_path": str(checkpoints / step)},
+            f"{job_id}/{step}")
+
+
 def set_override(overrides: dict, key: str, value: str) -> None:
     """Sets key=value, replacing an earlier value of the same key (with or
     without Hydra's leading +); overrides keep their order."""
@@ -149,8 +186,9 @@ def set_override(overrides: dict, key: str, value: str) -> None:
 
 
 def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
-          submission_id: str = "") -> Plan:
-    """`extra`: (key, value) pairs from --override, after the JobSpec's own."""
+          submission_id: str = "", resume_from: str = "") -> Plan:
+    """`extra`: (key, value) pairs from --override, after the JobSpec's own
+    and the trainer profile's; `resume_from`: JOB_ID[/global_step_N]."""
     workload = spec["workload"]
     root = Path(os.path.normpath(settings.shared_root))
     if spec.get("shared_root") and Path(os.path.normpath(spec["shared_root"])) != root:
@@ -181,7 +219,11 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     snap = preflight.SnapshotConfig(code_path, TRAINER_MODULES[workload], layout.preflight, label=code_id)
     snap_seconds = time.perf_counter() - t0
 
+    standin = profile.is_standin(code_path)
+    overlay = profile.overlay(settings.trainer_profile, workload)
     model = _inside(root, spec["model"], "model")
+    if not standin:
+        profile.check_model(model)
     dataset = spec.get("dataset") or {}
     train = _inside(root, dataset["train"], "dataset.train")
     val = _inside(root, dataset["val"], "dataset.val") if dataset.get("val") else None
@@ -216,11 +258,16 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         else:
             overrides.update({"algorithm.adv_estimator": "grpo", "actor_rollout_ref.rollout.n": "5"})
     overrides.update(_reward_fn(root, spec, snap))
-    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *extra]:
+    resumed_from = ""
+    if resume_from:
+        resume_overrides, resumed_from = _resume(layout, resume_from, workload)
+        overrides.update(resume_overrides)
+    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *overlay.overrides.items(), *extra]:
         set_override(overrides, key, value)
 
     env = dict(settings.job_env)
     env.update((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
+    env.update(overlay.env_vars)
     env.update(spec.get("env_vars") or {})
     user_pythonpath = env.pop("PYTHONPATH", "")
     private = sorted(name for name in env if redact.is_secret(name))
@@ -228,7 +275,8 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         raise MvpError(f"env_vars {', '.join(private)}: private variables reach a job through the runbook's own "
                        f"cluster ({settings.dashboard_url}), not {address}; drop ray.address or the variables")
     job_env_dir = str(JOB_ENV_DIR) if private else ""
-    env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, job_env_dir, "${PYTHONPATH}") if p)
+    env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, overlay.pythonpath, job_env_dir,
+                                             "${PYTHONPATH}") if p)
     if workload == "sft":
         env.setdefault("RAY_ADDRESS", "auto")
         # sft_trainer_ray's driver trains in-process on trainer.device, which
@@ -253,6 +301,6 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         entrypoint_num_cpus=float(res.get("entrypoint_num_cpus", 1)), entrypoint_resources=entry_resources,
         entrypoint_num_gpus=float(res.get("entrypoint_num_gpus", 0) or 0),
         trainer_module=TRAINER_MODULES[workload], trainer_overrides=overrides, env_vars=env, python="python3",
-        preflight=checked,
+        preflight=checked, profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
     )
     return plan

@@ -35,7 +35,7 @@ MAX_RAYJOB_NAME = 47  # KubeRay's limit on a RayJob's name
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
                       "MVP_LOST_AFTER_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
-                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP")
+                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP", "MVP_TRAINER_PROFILE")
 
 
 class K8s:

@@ -47,6 +47,7 @@ FIELDS = {
     "nightly_keep": ("MVP_NIGHTLY_KEEP", int),
     "dry_run": ("MVP_DRY_RUN", _flag),
     "job_env_names": ("MVP_JOB_ENV_NAMES", _words),
+    "trainer_profile": ("MVP_TRAINER_PROFILE", str),
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import bundle, fsutil, gpus, jobdir, jobspec, log, redact
+from . import bundle, fsutil, gpus, jobdir, jobspec, log, profile, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -101,8 +101,11 @@ def main(args, settings) -> int:
     ray_cfg = jobspec.parse_ray_config(ray_cfg_text, ray_cfg_name)
     if args.configured_model:
         spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
+    if args.reward_fn:
+        path, _, name = args.reward_fn.partition(":")
+        spec.update(reward_fn_path=path, reward_fn_name=name or spec.get("reward_fn_name"))
     extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
-    plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id)
+    plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
     log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
@@ -116,6 +119,8 @@ def main(args, settings) -> int:
     if dash.job(plan.submission_id) is not None:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
+    if not plan.standin:
+        profile.check_cluster(plan.profile, dash.nodes())
     gpus.ensure_free(dash, gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout, log.step)
     fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
     job_dir = jobdir.claim(plan.job_dir)

@@ -103,6 +103,8 @@ mvp::config::derive() {
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
+  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
+  [[ $MVP_TRAINER_PROFILE == cpu ]] && MVP_WORKER_CPUS=${MVP_WORKER_CPUS:-16}
   MVP_RAY_AUTH=${MVP_RAY_AUTH:-off}
   [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
   # The Ray token: one 0600 file on the shared storage (mvp::ray_auth_token).

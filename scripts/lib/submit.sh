@@ -4,8 +4,9 @@
 # mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
 # the job directory and submits from the head (an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
-# instead of the JobSpec's). Takes --wait, --queue and --override KEY=VALUE
-# from MVP_ARGS; prints the submission id last on stdout.
+# instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
+# --reward-fn PATH[:NAME] and --resume-from ID[/global_step_N] from MVP_ARGS;
+# prints the submission id last on stdout.
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
@@ -17,6 +18,8 @@ mvp::submit() {
       --queue) args+=(--queue) ;;
       --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
       --configured-model) args+=(--configured-model) ;;
+      --reward-fn) (($# > 1)) || mvp::die "--reward-fn needs PATH[:NAME]"; args+=(--reward-fn "$2"); shift ;;
+      --resume-from) (($# > 1)) || mvp::die "--resume-from needs a submission id"; args+=(--resume-from "$2"); shift ;;
       -*) mvp::die "unknown option '$1'; see --help" ;;
       *) rest+=("$1") ;;
     esac

@@ -115,6 +115,16 @@ mvp_preflight_facts() {
 
 # mvp_real_verl_snapshot SNAPSHOT FACTS_DIR: SNAPSHOT/verl links to real verl
 # 0.9.1 and the shared root's preflight cache holds FACTS_DIR's facts.
+# mvp_model_files DIR: the files real verl's preflight asks of a model
+# directory (config, weights, a chat template), empty: for tests that only
+# validate and render, never train.
+mvp_model_files() {
+  mkdir -p "$1"
+  echo '{}' >"$1/config.json"
+  : >"$1/model.safetensors"
+  echo '{{ messages }}' >"$1/chat_template.jinja"
+}
+
 mvp_real_verl_snapshot() {
   local snap=$1 facts=$2
   mkdir -p "$snap" "$SHARED_ROOT/common/code/preflight"

@@ -13,13 +13,13 @@ setup_file() {
 setup() {
   load ../test_helper/common
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
-  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES=""
+  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES="" MVP_TRAINER_PROFILE=gpu
   local snap="$SHARED_ROOT/common/code/verl/codeA"
   mkdir -p "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
   mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
-  echo '{}' >"$SHARED_ROOT/common/models/m/config.json"
+  mvp_model_files "$SHARED_ROOT/common/models/m"
   touch "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/test.parquet"
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n' \
     >"$SHARED_ROOT/user/code/reward.py"
@@ -349,4 +349,115 @@ $BATS_TEST_TMPDIR/err:0"
   run check "env_vars: {HF_TOKEN: x}" "ray: {address: 'http://10.9.9.9:8265'}"
   assert_failure
   assert_output "ERROR: env_vars HF_TOKEN: private variables reach a job through the runbook's own cluster (http://127.0.0.1:1), not http://10.9.9.9:8265; drop ray.address or the variables"
+}
+
+# submit_flags ARGS...: the base JobSpec validated with extra helper flags.
+submit_flags() {
+  helper submit --via cli --check-only --jobspec-name spec.yaml --ray-config-name dev.yaml "$@" \
+    < <(printf '%s\0%s' "$(cat "$BATS_TEST_TMPDIR/base.yaml")" "$(<"$MVP_REPO/templates/configs/dev.yaml")")
+}
+
+@test "profile cpu: templates/profiles/cpu.yaml is laid over the JobSpec's overrides, --override wins; the CPU extensions follow the snapshot on PYTHONPATH" {
+  export MVP_TRAINER_PROFILE=cpu
+  run --separate-stderr submit_flags --override trainer.total_training_steps=7
+  assert_success
+  local r
+  r=$(jq -c .resolved <<<"$output")
+  jq -e '.trainer_profile == "cpu" and .trainer_overrides["actor_rollout_ref.rollout.name"] == "hf"
+    and .trainer_overrides["data.train_batch_size"] == "8" and .trainer_overrides["trainer.n_gpus_per_node"] == "1"
+    and .trainer_overrides["critic.model.trust_remote_code"] == "true"
+    and .trainer_overrides["trainer.total_training_steps"] == "7"' <<<"$r"
+  jq -e '.env_var_names | index("VERL_USE_EXTERNAL_MODULES") and index("VERL_PLATFORM") and index("MVP_CPU_RAY_RESOURCE")' <<<"$r"
+  # The runtime_env of the submit command the check printed.
+  run python3 -c 'import json, shlex, sys
+argv = shlex.split(sys.argv[1].splitlines()[-1])
+print(json.loads(argv[argv.index("--runtime-env-json") + 1])["env_vars"]["PYTHONPATH"])' "$stderr"
+  assert_output "$SHARED_ROOT/common/code/verl/codeA:$MVP_REPO/helpers/verl_cpu:\${PYTHONPATH}"
+}
+
+@test "profile gpu (the default) adds nothing: no CPU extensions on PYTHONPATH, the JobSpec's overrides as they are" {
+  run --separate-stderr submit_flags
+  assert_success
+  jq -e '.resolved | .trainer_profile == "gpu" and (.trainer_overrides | has("actor_rollout_ref.rollout.name") | not)
+    and (.env_var_names | index("VERL_PLATFORM") | not)' <<<"$output"
+}
+
+@test "profile: an unknown MVP_TRAINER_PROFILE is one line naming the profiles" {
+  MVP_TRAINER_PROFILE=tpu run submit_flags
+  assert_failure
+  assert_output "ERROR: MVP_TRAINER_PROFILE='tpu' is not a profile; use one of gpu, cpu"
+}
+
+@test "preflight: a model directory without weights, or without a chat template, is refused in one line before anything is written" {
+  rm "$SHARED_ROOT/common/models/m/model.safetensors"
+  run submit_flags
+  assert_failure
+  assert_output "ERROR: model: $SHARED_ROOT/common/models/m has no weights (*.safetensors, *.bin); run scripts/30_prepare_data_and_model.sh with a model that has them"
+  : >"$SHARED_ROOT/common/models/m/model.safetensors"
+  rm "$SHARED_ROOT/common/models/m/chat_template.jinja"
+  run submit_flags
+  assert_failure
+  assert_output --partial "has no chat template (chat_template.jinja or tokenizer_config.json's chat_template)"
+  echo '{"chat_template": "{{ messages }}"}' >"$SHARED_ROOT/common/models/m/tokenizer_config.json"
+  run --separate-stderr submit_flags
+  assert_success
+  [[ ! -e $SHARED_ROOT/jobs ]]
+}
+
+@test "profile: the cluster check refuses a CPU-profile job where Ray found accelerators, and a GPU job where it found none" {
+  run "$MVP_REPO/.venv/bin/python" - <<'PY'
+import sys; sys.path.insert(0, "helpers")
+from mvp import profile
+from mvp.errors import MvpError
+cpu_node = {"state": "ALIVE", "node_ip": "10.0.0.3", "resources_total": {"CPU": 16, "GPU": 4, "worker_node": 100}}
+gpu_node = {"state": "ALIVE", "node_ip": "10.0.0.4", "resources_total": {"GPU": 8, "accelerator_type:H100": 1}}
+dead_gpu = dict(gpu_node, state="DEAD")
+for prof, nodes in (("cpu", [cpu_node]), ("cpu", [cpu_node, dead_gpu]), ("gpu", [gpu_node])):
+    profile.check_cluster(prof, nodes)
+for prof, nodes in (("cpu", [cpu_node, gpu_node]), ("gpu", [cpu_node])):
+    try:
+        profile.check_cluster(prof, nodes)
+    except MvpError as exc:
+        print(f"{prof}: {exc}")
+PY
+  assert_success
+  assert_line "cpu: MVP_TRAINER_PROFILE=cpu trains on CPUs with gloo, but this cluster has accelerators (accelerator_type:H100 on 10.0.0.4); unset MVP_TRAINER_PROFILE to train on them"
+  assert_line --partial "gpu: this cluster's nodes have no accelerator Ray detected"
+}
+
+@test "--resume-from: an unknown job, a job without checkpoints, another workload or a missing step is one line; a good one sets verl's resume_path and records the link" {
+  run submit_flags --resume-from nope-1
+  assert_failure
+  assert_output "ERROR: --resume-from nope-1: $SHARED_ROOT/jobs/nope-1 is not a runbook job directory; give the submission id of an earlier job"
+  local old="$SHARED_ROOT/jobs/old-1"
+  mkdir -p "$old/config" "$old/checkpoints/global_step_2" "$old/checkpoints/global_step_4"
+  echo '{"resolved": {"workload": "sft"}}' >"$old/config/job_spec.json"
+  run submit_flags --resume-from old-1
+  assert_failure
+  assert_output "ERROR: --resume-from old-1: that job trained sft, this one ppo; resume a job of the same workload"
+  echo '{"resolved": {"workload": "ppo"}}' >"$old/config/job_spec.json"
+  run submit_flags --resume-from old-1
+  assert_failure
+  assert_output --partial "has no latest_checkpointed_iteration.txt (verl writes it after a complete save)"
+  echo 4 >"$old/checkpoints/latest_checkpointed_iteration.txt"
+  run submit_flags --resume-from old-1/global_step_3
+  assert_failure
+  assert_output "ERROR: --resume-from old-1/global_step_3: no checkpoint $old/checkpoints/global_step_3 (there are: global_step_2, global_step_4)"
+  run --separate-stderr submit_flags --resume-from old-1
+  assert_success
+  jq -e --arg p "$old/checkpoints/global_step_4" '.resolved | .resumed_from == "old-1/global_step_4"
+    and .trainer_overrides["trainer.resume_mode"] == "resume_path" and .trainer_overrides["trainer.resume_from_path"] == $p' <<<"$output"
+  run --separate-stderr submit_flags --resume-from old-1/global_step_2
+  jq -e '.resolved.resumed_from == "old-1/global_step_2"' <<<"$output"
+}
+
+@test "--reward-fn PATH:NAME is the JobSpec's reward_fn_path and reward_fn_name, checked the same way" {
+  printf 'def shaped(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.5\n' >"$SHARED_ROOT/user/code/shaped.py"
+  run --separate-stderr submit_flags --reward-fn user/code/shaped.py:shaped
+  assert_success
+  jq -e --arg p "$SHARED_ROOT/user/code/shaped.py" '.resolved.trainer_overrides
+    | .["reward.custom_reward_function.path"] == $p and .["reward.custom_reward_function.name"] == "shaped"' <<<"$output"
+  run submit_flags --reward-fn user/code/shaped.py:nope
+  assert_failure
+  assert_output --partial "defines no function 'nope'"
 }

@@ -21,7 +21,7 @@ setup() {
   mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
-  echo '{}' >"$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct/config.json"
+  mvp_model_files "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct"
   touch "$SHARED_ROOT"/datasets/gsm8k/{train,test}.parquet "$SHARED_ROOT"/datasets/gsm8k_sft/{train,val}.parquet
 }
 

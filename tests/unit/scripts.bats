@@ -53,3 +53,23 @@ setup() {
   assert_failure
   assert_output "ERROR: unknown argument '--jsonn'; see --help"
 }
+
+@test "trainer venv: a CUDA package (nvidia-*, triton) in it fails the install with one line; the real venv has none" {
+  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/helpers/trainer/no_cuda.py"
+  assert_success
+  # An installed distribution is a dist-info directory on sys.path: one of CUDA's, made here.
+  mkdir -p "$BATS_TEST_TMPDIR/site/nvidia_cublas_cu12-12.8.0.dist-info"
+  printf 'Metadata-Version: 2.1\nName: nvidia-cublas-cu12\nVersion: 12.8.0\n' \
+    >"$BATS_TEST_TMPDIR/site/nvidia_cublas_cu12-12.8.0.dist-info/METADATA"
+  PYTHONPATH=$BATS_TEST_TMPDIR/site run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/helpers/trainer/no_cuda.py"
+  assert_failure
+  assert_output --regexp "^ERROR: CUDA packages got into .* \(nvidia-cublas-cu12\): a torch spec other than torch==2.13.0 pulled the CUDA build; remove .* and run make setup again$"
+}
+
+@test "trainer lock: every package is pinned with a sha256, torch is the CPU build's 2.13.0, verl itself is not in it" {
+  local lock=$MVP_REPO/helpers/trainer/requirements.lock
+  run grep -vcE '^(#.*|[A-Za-z0-9_.-]+==[^ ]+ --hash=sha256:[0-9a-f]{64})$' "$lock"
+  assert_output 0
+  run grep -E '^(torch|verl)==' "$lock"
+  assert_output --regexp '^torch==2\.13\.0 --hash=sha256:[0-9a-f]{64}$'
+}
