@@ -1,6 +1,6 @@
-# The two commands of a fresh machine: `make demo` (the main job on the local
-# runtime, with the CPU stand-in for verl) and `make test` (every test tier).
-# Both run `make setup` first; it is idempotent.
+# The two commands of a fresh machine: `make demo` (the main job, GRPO, on
+# the local runtime: real verl 0.9.1 on CPU with a tiny model) and `make test`
+# (every test tier). Both run `make setup` first; it is idempotent.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -17,11 +17,14 @@ APT_PACKAGES += openssh-client openssh-server
 APT_PACKAGES += podman runc catatonit uidmap slirp4netns docker-compose mmdebstrap
 APT_PACKAGES += $(if $(shell command -v docker),,docker.io)
 
-# The demo: synthetic GSM8K-format data, the CPU stand-in for verl laid over
-# the real verl 0.9.1 tree (tests/fixtures/real_verl.sh) and a config.json-only
-# model fixture, so it needs no GPU or Docker.
-DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=synthetic MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin \
-	MVP_MODEL_ID=mvp-fixtures/model-standin MVP_MODEL_SOURCE=tests/fixtures/model_standin CODE_ID=standin-demo
+# The demo: REAL verl 0.9.1 (the PyPI wheel's tree, made by `make setup`, as
+# the code snapshot) trains GRPO on CPU-only local nodes with the CPU profile
+# and a tiny Qwen2-architecture model built here (no GPU, no hub, no Docker).
+# MVP_GSM8K_SOURCE=synthetic: GSM8K-shaped problems made here; set it to hf
+# (or a directory with train.jsonl/test.jsonl) for the real data set.
+MVP_GSM8K_SOURCE ?= synthetic
+DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=$(MVP_GSM8K_SOURCE) MVP_VERL_SRC=.mvp/cache/verl-0.9.1 CODE_ID=verl-0.9.1 \
+	MVP_TRAINER_PROFILE=cpu MVP_MODEL_SOURCE=tiny MVP_MODEL_ID=mvp-tiny/qwen2 MVP_GPUS_PER_WORKER=1
 
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
@@ -31,10 +34,10 @@ BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STE
 lock-trainer:
 	python3 helpers/trainer/lock.py
 
-.PHONY: lock-trainer help setup test test-unit test-integration test-slurm test-compose test-ssh demo down bench
+.PHONY: lock-trainer help setup test test-unit test-integration test-real-verl test-slurm test-compose test-ssh demo down bench
 
 help:
-	@echo "make setup | test | test-unit | test-integration | test-slurm | test-compose | test-ssh | demo | down | bench"
+	@echo "make setup | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-ssh | demo | down | bench"
 
 setup:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
@@ -55,6 +58,10 @@ test-unit: setup
 test-integration: setup
 	tests/run tests/integration
 
+# Real verl 0.9.1 trains through the runbook on CPU-only local nodes.
+test-real-verl: setup
+	tests/run tests/real_verl
+
 test-slurm: setup
 	tests/run tests/slurm
 
@@ -67,16 +74,22 @@ test-ssh: setup
 	tests/run tests/ssh
 
 demo: setup
-	@echo "== make demo: the trainer is the CPU STAND-IN for verl (tests/fixtures/verl_standin over real verl 0.9.1's config); it trains nothing =="
+	@echo "== make demo: REAL verl 0.9.1 trains GRPO on CPU (MVP_TRAINER_PROFILE=cpu) with a tiny random-weight model built here"
 	for s in $(BRINGUP_STEPS); do $(DEMO_ENV) scripts/$$s.sh || exit 1; done
 	$(DEMO_ENV) scripts/30_prepare_data_and_model.sh
 	$(DEMO_ENV) scripts/31_snapshot_verl_code.sh
-	@id=$$($(DEMO_ENV) scripts/40_submit_ppo_epoch1.sh --wait | tail -n 1) && \
-	  $(DEMO_ENV) scripts/50_status.sh; \
-	  root=$$($(DEMO_ENV) scripts/50_status.sh --json 2>/dev/null | jq -r .shared_root.path); \
-	  echo; echo "== job directory $$root/jobs/$$id (stand-in trainer; checkpoints hold no weights)"; \
-	  find "$$root/jobs/$$id" -maxdepth 2 | sed "s|$$root/jobs/||" | sort
-	@echo "== the cluster is still up: scripts/50_status.sh shows it, scripts/02_down.sh stops it"
+	@root=$$($(DEMO_ENV) scripts/50_status.sh --json 2>/dev/null | jq -r .shared_root.path) && \
+	  mkdir -p "$$root/user/code" && cp templates/rewards/shaped_gsm8k.py "$$root/user/code/" && \
+	  echo "== GRPO: 3 steps on both workers, reward templates/rewards/shaped_gsm8k.py (in user/code/); about 2 minutes" && \
+	  id=$$($(DEMO_ENV) scripts/41_submit_grpo_epoch1.sh --reward-fn user/code/shaped_gsm8k.py | tail -n 1) && \
+	  echo "== verl's step metrics as they come (scripts/51_logs.sh $$id --steps --follow)" && \
+	  $(DEMO_ENV) scripts/51_logs.sh "$$id" --steps --follow && \
+	  echo && $(DEMO_ENV) scripts/51_logs.sh "$$id" --steps && \
+	  echo && echo "== verl's checkpoints in $$root/jobs/$$id/checkpoints (FSDP shards; go on with 41 --resume-from $$id)" && \
+	  (cd "$$root/jobs/$$id/checkpoints" && find . -maxdepth 3 | sort | sed 's|^\./||' | sed 1d) && \
+	  echo && $(DEMO_ENV) scripts/50_status.sh && \
+	  status=$$(jq -r .status "$$root/jobs/$$id/result.json") && echo "== job $$id: $$status" && [[ $$status == SUCCEEDED ]]
+	@echo "== the cluster is still up: scripts/50_status.sh shows it, make down stops it"
 
 down:
 	scripts/02_down.sh

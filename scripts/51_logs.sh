@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # 51_logs.sh: prints a job's driver log (secrets masked); --follow keeps
-# printing until the job ends. A job Ray no longer knows is read from its
-# archived copy, <shared_root>/jobs/<id>/logs/driver.log.
+# printing until the job ends; --steps prints verl's step metrics instead, as
+# a table (loss, reward, gradient norm, seconds per step), --steps --json as
+# JSON, --steps --follow a line per step as verl logs it. A job Ray no longer knows is read from its archived copy,
+# <shared_root>/jobs/<id>/logs/driver.log.
 #
-# Usage: scripts/51_logs.sh SUBMISSION_ID [--follow] [--help]
+# Usage: scripts/51_logs.sh SUBMISSION_ID [--follow] [--steps [--json]] [--help]
 # Read-only, except that a job found ended is archived (result.json).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
@@ -15,7 +17,7 @@ main() {
   local arg
   for arg in "${MVP_ARGS[@]}"; do
     case $arg in
-      --follow) args+=(--follow) ;;
+      --follow|--steps|--json) args+=("$arg") ;;
       -*) mvp::die "unknown option '$arg'; see --help" ;;
       *) ids+=("$arg") ;;
     esac

@@ -74,6 +74,8 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")
     c.add_argument("--follow", action="store_true")
+    c.add_argument("--steps", action="store_true", help="verl's step metrics as a table, not the log")
+    c.add_argument("--json", action="store_true", help="with --steps: every metric of every step, as JSON")
     c.set_defaults(func=module_command("jobctl", "logs_main"))
 
     c = sub.add_parser("stop", help="stop a job and archive it")

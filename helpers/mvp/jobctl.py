@@ -52,27 +52,53 @@ def logs_main(args, settings) -> int:
     if job is None:
         if archived.is_file():
             log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
-            sys.stdout.write(archived.read_text(encoding="utf-8"))
+            _show(archived.read_text(encoding="utf-8", errors="replace"), args)
             return 0
         raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
     redactor = Redactor.for_job(job)
+    if args.steps and not args.follow:
+        _show(redactor.text(dash.job_logs(sid)), args)
+        jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+        return 0
+    emit = _step_rows if args.steps else _log_text
     shown = 0
     while True:
-        text = dash.job_logs(sid)
-        sys.stdout.write(redactor.text(text[shown:]))
-        sys.stdout.flush()
-        shown = len(text)
+        shown = emit(redactor.text(dash.job_logs(sid)), shown)
         if not args.follow or job["status"] in TERMINAL:
             break
         time.sleep(FOLLOW_POLL_S)
         job = jobwait.now(dash, sid)
     if args.follow:
         # One more read: lines printed between the last read and the end.
-        text = dash.job_logs(sid)
-        sys.stdout.write(redactor.text(text[shown:]))
+        emit(redactor.text(dash.job_logs(sid)), shown)
         log.info(f"job {sid} ended {job['status']}")
     jobdir.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
+
+
+def _log_text(text: str, shown: int) -> int:
+    """Prints the log from character `shown` on; returns how far it printed."""
+    sys.stdout.write(text[shown:])
+    sys.stdout.flush()
+    return len(text)
+
+
+def _step_rows(text: str, shown: int) -> int:
+    """Prints verl's step lines from the `shown`-th on, one line each, as
+    they are completed; returns how many are printed."""
+    from . import steptable
+    rows = steptable.metrics.step_lines(text[:text.rfind("\n") + 1])
+    for row in rows[shown:]:
+        sys.stdout.write(steptable.line(row))
+    sys.stdout.flush()
+    return max(shown, len(rows))
+
+
+def _show(text: str, args) -> None:
+    if args.steps:
+        from . import steptable
+        text = steptable.render(text, args.json)
+    sys.stdout.write(text)
 
 
 def stop_main(args, settings) -> int:

@@ -106,7 +106,15 @@ def _model_valid(target: Path) -> bool:
                for rel, size in manifest.get("files", {}).items())
 
 
+TINY_SOURCE = "tiny"
+TINY_PREFIX = "mvp-tiny/"
+TINY_SEED = 0
+
+
 def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
+    if source == TINY_SOURCE and not model_id.startswith(TINY_PREFIX):
+        raise MvpError(f"MVP_MODEL_SOURCE=tiny builds a tiny random model, which must not pass for {model_id}; "
+                       f"name it MVP_MODEL_ID={TINY_PREFIX}<name>")
     target = Layout(shared_root).model(model_id)
     if _model_valid(target):
         log.skip(f"model {model_id} ({target} is complete per its MANIFEST.json)")
@@ -118,7 +126,10 @@ def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
     tmp = target.parent / f"{fsutil.TMP_PREFIX}{target.name}.{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        if source:
+        if source == TINY_SOURCE:
+            _build_tiny(tmp, Layout(shared_root).gsm8k_sft / "train.parquet")
+            origin = f"tiny:seed={TINY_SEED}"
+        elif source:
             src = Path(source)
             if not (src / "config.json").is_file():
                 raise MvpError(f"MVP_MODEL_SOURCE={source} has no config.json; point it at a model directory")
@@ -134,6 +145,17 @@ def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     log.step(f"model {model_id}: {len(files)} files into {target}")
+
+
+def _build_tiny(dest: Path, sft_train: Path) -> None:
+    """The tokenizer learns its vocabulary from the GSM8K SFT rows made above
+    (questions and worked answers), whatever their source."""
+    import pyarrow.parquet as pq
+    from . import tiny_model
+    messages = pq.read_table(sft_train, columns=["messages"]).column("messages").to_pylist()
+    texts = [turn["content"] for row in messages[:tiny_model.TOKENIZER_ROWS] for turn in row]
+    dest.mkdir()
+    tiny_model.build(dest, texts, seed=TINY_SEED)
 
 
 def _download(model_id: str, dest: Path, shared_root: Path) -> None:

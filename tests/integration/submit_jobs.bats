@@ -41,11 +41,6 @@ head_node_id() {
     jq -r '.data.result.result[] | select(.is_head_node and .state == "ALIVE") | .node_id'
 }
 
-# A digest of every file (path and content) under a directory.
-tree_digest() {
-  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
-}
-
 # assert_job_layout ID [sft]: verl's PPO/GRPO checkpoints hold actor/ (and
 # critic/), SFT's hold the shards and data_0.pt directly in global_step_N/.
 assert_job_layout() {

@@ -83,6 +83,11 @@ expect_env_lines() {
   grep -c -E "mvp_standin: $2 is set in the (driver|TaskRunner actor) " "$1"
 }
 
+# A digest of every file (path and content) under a directory.
+tree_digest() {
+  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
+}
+
 # The last stdout line of `run`: the submission id of the submit scripts.
 # shellcheck disable=SC2154  # $output is set by bats' run
 last_line() {

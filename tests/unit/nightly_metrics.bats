@@ -72,3 +72,14 @@ for p in (changed, same, kept):
   jq -e '.passed == false and (.evidence | test("REBUILT although a valid copy existed"))' <<<"${lines[1]}"
   jq -e '.passed == true and .evidence == "gsm8k: SKIP (manifest unchanged)"' <<<"${lines[2]}"
 }
+
+@test "metrics: verl's numpy reprs (np.float64(0.25), np.int64(3)) are numbers; a NaN is null in --steps --json" {
+  LOG=$'\e[36m(TaskRunnerV1 pid=7, ip=127.0.0.3)\e[0m step:1 - critic/score/mean:np.float64(0.25) - val-core/acc:np.int64(3) - actor/grad_norm:nan - actor/pg_loss:0.5\n' \
+    run py 'from mvp import steptable
+print(json.dumps(metrics.step_lines(log)[0], sort_keys=True)); print(steptable.render(log, True), end=""); print(steptable.render(log), end="")'
+  assert_success
+  jq -e '."critic/score/mean" == 0.25 and ."val-core/acc" == 3' <<<"${lines[0]}"
+  jq -e '.[0] | .step == 1 and ."actor/grad_norm" == null' <<<"${lines[1]}"
+  assert_equal "${lines[2]}" "step  critic/score/mean  actor/pg_loss  actor/grad_norm"
+  assert_equal "${lines[3]}" "   1               0.25            0.5              nan"
+}

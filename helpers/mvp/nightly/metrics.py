@@ -16,6 +16,8 @@ from typing import Optional
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # `step:` opening a line, or after a Ray prefix `(Name pid=..)`, a tqdm bar `...]` or a space.
 STEP = re.compile(r"(?:^|(?<=[\s\])]))step:(-?\d+)((?: - \S+)*)")
+# verl prints some values as numpy reprs: `acc/mean@1:np.float64(0.25)`.
+NUMPY_REPR = re.compile(r"np\.[a-z]+[0-9]*\((.*)\)")
 TQDM = re.compile(r"(\d+)/(\d+) \[(\d+:)?(\d+):(\d+)<[^,\]]*, *(?:(\d+(?:\.\d+)?)(s/it|it/s)|\?it/s)")
 
 
@@ -36,8 +38,8 @@ def parse_line(segment: str) -> Optional[dict]:
         if not sep or not key:
             continue
         try:
-            values[key] = float(raw)
-        except ValueError:
+            values[key] = float(NUMPY_REPR.fullmatch(raw).group(1) if raw.startswith("np.") else raw)
+        except (ValueError, AttributeError):
             values[key] = raw
     return values
 
