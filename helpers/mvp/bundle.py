@@ -22,14 +22,18 @@ def stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor) -> dict:
+def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor, job_id: str = "") -> dict:
     """Phases: "submit" (taken while Ray takes the job, so its job list may or
     may not show it yet) and "final" (after the job ended). Writes
     debug/<UTC stamp>_<phase>_<kind>.json for each kind Ray answers; what it
-    could not get goes to <stamp>_<phase>_errors.json. Returns {kind: data}."""
+    could not get goes to <stamp>_<phase>_errors.json. Returns {kind: data}.
+    With the job's Ray job id, also "failed_tasks": the errors its Ray workers
+    raised (a worker's exception is in no other kind: the driver's own
+    message is often a later, secondary failure)."""
     when = stamp()
     got, errors = {}, {}
-    for kind, fetch in KINDS.items():
+    kinds = dict(KINDS, failed_tasks=lambda d: d.failed_tasks(job_id)) if job_id else KINDS
+    for kind, fetch in kinds.items():
         try:
             got[kind] = fetch(dash)
         except MvpError as exc:

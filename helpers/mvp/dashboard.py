@@ -106,6 +106,14 @@ class Dashboard:
     def actors(self) -> list:
         return self.get("/api/v0/actors?limit=1000")["data"]["result"]["result"]
 
+    def failed_tasks(self, job_id: str, limit: int = 100) -> list:
+        """The job's tasks and actor calls that raised, with Ray's record of
+        the error (type, message with the traceback's end, node, process)."""
+        query = (f"limit={limit}&detail=true&filter_keys=job_id&filter_predicates=%3D&filter_values={job_id}"
+                 "&filter_keys=state&filter_predicates=%3D&filter_values=FAILED")
+        keep = ("name", "error_type", "error_message", "node_id", "worker_pid", "actor_id", "start_time_ms")
+        return [{k: t.get(k) for k in keep} for t in self.get(f"/api/v0/tasks?{query}")["data"]["result"]["result"]]
+
     def cluster_status(self) -> Any:
         return self.get("/api/cluster_status")
 

@@ -172,7 +172,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     """Copies the driver log, takes the final debug bundle and writes result.json."""
     redactor = Redactor.for_job(job)
     _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
-    nodes = bundle.collect(dash, jd / "debug", "final", redactor).get("nodes", [])
+    nodes = bundle.collect(dash, jd / "debug", "final", redactor, job.get("job_id") or "").get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}
     head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
     start, end = job.get("start_time"), job.get("end_time")
