@@ -2,7 +2,8 @@
 # 30_prepare_data_and_model.sh: GSM8K parquet for RL (datasets/gsm8k/) and SFT
 # (datasets/gsm8k_sft/) and the model (common/models/<MVP_MODEL_ID>) on the
 # shared root. Source: MVP_GSM8K_SOURCE (hf | a directory with train.jsonl and
-# test.jsonl | synthetic); model: the Hugging Face hub, or MVP_MODEL_SOURCE;
+# test.jsonl | synthetic); model: the Hugging Face hub, or MVP_MODEL_SOURCE (a
+# directory, or tiny: a tiny Qwen2 model and tokenizer built here);
 # MVP_SKIP_MODEL=1 skips it.
 #
 # Usage: scripts/30_prepare_data_and_model.sh [--force] [--runtime ...] [--config FILE] [--help]
@@ -21,8 +22,9 @@ main() {
     MVP_GSM8K_SOURCE=$(cd "$MVP_GSM8K_SOURCE" 2>/dev/null && pwd) ||
       mvp::die "MVP_GSM8K_SOURCE directory does not exist; use hf, synthetic or a directory with train.jsonl and test.jsonl"
   fi
-  if [[ -n $MVP_MODEL_SOURCE && $MVP_MODEL_SOURCE != /* ]]; then
-    MVP_MODEL_SOURCE=$(cd "$MVP_MODEL_SOURCE" 2>/dev/null && pwd) || mvp::die "MVP_MODEL_SOURCE directory does not exist"
+  if [[ -n $MVP_MODEL_SOURCE && $MVP_MODEL_SOURCE != tiny && $MVP_MODEL_SOURCE != /* ]]; then
+    MVP_MODEL_SOURCE=$(cd "$MVP_MODEL_SOURCE" 2>/dev/null && pwd) ||
+      mvp::die "MVP_MODEL_SOURCE directory does not exist; use tiny or a model directory"
   fi
   if [[ $MVP_DRY_RUN == 1 ]]; then
     mvp::run mvp::helper "${args[@]}"
