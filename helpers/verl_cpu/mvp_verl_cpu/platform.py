@@ -92,6 +92,12 @@ class PlatformCPU(PlatformBase):
     def is_available(self) -> bool:
         return True
 
+    def is_platform_available(self, use_smi_check: bool = False) -> bool:
+        # Chosen by name only (VERL_PLATFORM=cpu): verl's probe
+        # (platform_manager.py:100-110) must never pick the CPU on a machine
+        # with GPUs because this package happens to be importable.
+        return False
+
     def current_device(self):
         # verl uses get_device_id() as a torch device too (utils/fsdp_utils.py:507
         # `.to(device=get_device_id())`): an index 0 would mean an accelerator.

@@ -4,7 +4,7 @@ TRT-LLM and a GPU).
 
 verl's v1 PPO path (main_ppo with trainer.use_v1, the default) talks to a
 rollout through two registries, and "hf" is added to both:
-- trainer side, verl/workers/rollout/replica.py:290-305 (RolloutReplicaRegistry):
+- trainer side, verl/workers/rollout/replica.py:312-327 (RolloutReplicaRegistry):
   HFReplica starts one HFRolloutServer actor per replica on the node of the
   replica's first worker; verl's agent loop sends it token-in/token-out
   requests (`server.generate.remote(...)`, verl/workers/rollout/llm_server.py:150);
@@ -34,9 +34,9 @@ def _model_path(model_config: Any) -> str:
     return getattr(model_config, "local_path", None) or getattr(model_config, "path", None) or model_config["path"]
 
 
-@ray.remote(num_cpus=0)
-class HFRolloutServer:
-    """One replica's model, answering verl's generate requests."""
+class HFGenerator:
+    """One replica's model, answering verl's generate requests (as a Ray
+    actor: HFRolloutServer below)."""
 
     def __init__(self, model_path: str, response_length: int, trust_remote_code: bool) -> None:
         from transformers import AutoModelForCausalLM, GenerationConfig
@@ -89,7 +89,7 @@ class HFRolloutServer:
             self.global_steps = global_steps
             return len(state_dict)
 
-    # The replica's control calls (verl/workers/rollout/replica.py:250-300): a
+    # The replica's control calls (verl/workers/rollout/replica.py:265-300): a
     # process that keeps its weights and has no KV cache to free has nothing to do.
     async def wake_up(self) -> None: ...
     async def sleep(self) -> None: ...
@@ -104,6 +104,9 @@ class HFRolloutServer:
 
 def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+HFRolloutServer = ray.remote(num_cpus=0)(HFGenerator)
 
 
 class HFReplica(RolloutReplica):

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# The CPU extensions (helpers/verl_cpu/mvp_verl_cpu) against real verl 0.9.1
+# (the pristine wheel tree make setup puts in .mvp/cache/verl-0.9.1) and the
+# tiny model (helpers/mvp/tiny_model.py), without a cluster: each piece does
+# what verl asks of it. The real jobs are in tests/real_verl.
+
+setup_file() {
+  load ../test_helper/common
+  # One tiny model for the file, built from GSM8K's real questions.
+  MVP_UNIT_MODEL=$BATS_FILE_TMPDIR/model
+  export MVP_UNIT_MODEL
+  build_tiny "$MVP_UNIT_MODEL" 0
+}
+
+setup() {
+  load ../test_helper/common
+}
+
+# py CODE [ARG...]: CODE in the trainer's Python with the CPU profile's environment:
+# verl from the wheel tree, this package named by VERL_USE_EXTERNAL_MODULES.
+py() {
+  VERL_USE_EXTERNAL_MODULES=mvp_verl_cpu VERL_PLATFORM=cpu \
+    PYTHONPATH="$MVP_REPO/.mvp/cache/verl-0.9.1:$MVP_REPO/helpers/verl_cpu:$MVP_REPO/helpers" \
+    "$MVP_REPO/.venv/bin/python" -c "$1" "${@:2}" 2>/dev/null
+}
+
+# build_tiny DIR SEED: the tiny model from the first 300 GSM8K training questions.
+build_tiny() {
+  mkdir -p "$1"
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "
+import json, sys
+from pathlib import Path
+from mvp import tiny_model
+rows = [json.loads(l) for l in open('$MVP_TEST_GSM8K/train.jsonl')][:300]
+tiny_model.build(Path(sys.argv[1]), [r['question'] + ' ' + r['answer'] for r in rows], seed=int(sys.argv[2]))
+" "$1" "$2" 2>/dev/null
+}
+
+@test "platform: VERL_PLATFORM=cpu makes verl pick the CPU platform (device cpu, gloo) and its workers ask Ray for MVP_CPU_RAY_RESOURCE" {
+  run py '
+import verl, os
+from verl.utils.device import get_device_name, get_nccl_backend, get_torch_device
+from verl.plugin.platform.platform_manager import get_platform
+p = get_platform()
+print(type(p).__name__, get_device_name(), get_nccl_backend())
+for r in ("GPU", "CPU", "worker_node"):
+    os.environ["MVP_CPU_RAY_RESOURCE"] = r
+    print(r, p.ray_resource_options(2))
+dev = get_torch_device()
+print("memory", dev.memory_reserved(), dev.mem_get_info()[1] > 0)'
+  assert_success
+  assert_line "PlatformCPU cpu gloo"
+  assert_line "GPU {'num_gpus': 2}"
+  assert_line "CPU {'num_cpus': 2}"
+  assert_line "worker_node {'resources': {'worker_node': 2}}"
+  assert_line "memory 0 True"
+}
+
+@test "platform: chosen by name only: without VERL_PLATFORM, verl's probe passes it over and falls back to nvidia (CUDA)" {
+  run env -u VERL_PLATFORM PYTHONPATH="$MVP_REPO/.mvp/cache/verl-0.9.1:$MVP_REPO/helpers/verl_cpu" \
+    VERL_USE_EXTERNAL_MODULES=mvp_verl_cpu "$MVP_REPO/.venv/bin/python" -c '
+from verl.utils.device import get_device_name
+print(get_device_name())' 2>/dev/null
+  assert_success
+  assert_line --partial "Registered: ('nvidia', 'huawei', 'amd', 'cpu'). Falling back to 'nvidia'."
+  assert_line cuda
+}
+
+@test "rollout: \"hf\" is in both of verl's rollout registries, the trainer's replicas and the workers' adapters" {
+  run py '
+from verl.workers.rollout.replica import RolloutReplicaRegistry
+from verl.workers.rollout.base import get_rollout_class
+print(RolloutReplicaRegistry.get("hf").__name__, get_rollout_class("hf", "async").__name__)'
+  assert_success
+  assert_output "HFReplica HFServerAdapter"
+}
+
+@test "torch shim: the backend string verl builds on CPU (cpu:gloo,cpu:gloo), which torch refuses, starts a gloo group" {
+  run env PYTHONPATH="$MVP_REPO/helpers/verl_cpu" "$MVP_REPO/.venv/bin/python" -c '
+import importlib.util, os, sys, torch, torch.distributed as dist
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+try:
+    dist.init_process_group(backend="cpu:gloo,cpu:gloo", rank=0, world_size=1)
+except Exception as exc:
+    print("torch alone:", type(exc).__name__)
+spec = importlib.util.spec_from_file_location("shims", sys.argv[2])
+shims = importlib.util.module_from_spec(spec); spec.loader.exec_module(shims)
+shims.install(); shims.install()
+dist.init_process_group(backend="cpu:gloo,cpu:gloo", rank=0, world_size=1)
+print("shimmed:", dist.get_backend())
+print("kept:", shims._one_backend_per_device("cpu:gloo,cuda:nccl"), shims._one_backend_per_device("nccl"))
+t = torch.ones(2)
+print("pin_memory:", t.pin_memory() is t)' "$((40000 + RANDOM % 9000))" "$MVP_REPO/helpers/verl_cpu/mvp_verl_cpu/torch_shims.py" 2>/dev/null
+  assert_success
+  assert_line "torch alone: ValueError"
+  assert_line "shimmed: cpu:gloo"
+  assert_line "kept: cpu:gloo,cuda:nccl nccl"
+  assert_line "pin_memory: True"
+}
+
+@test "tiny model: the same texts and seed give byte-identical files, another seed other weights" {
+  build_tiny "$BATS_TEST_TMPDIR/again" 0
+  build_tiny "$BATS_TEST_TMPDIR/seed1" 1
+  run diff -r "$MVP_UNIT_MODEL" "$BATS_TEST_TMPDIR/again"
+  assert_success
+  run cmp "$MVP_UNIT_MODEL/model.safetensors" "$BATS_TEST_TMPDIR/seed1/model.safetensors"
+  assert_failure
+  cmp "$MVP_UNIT_MODEL/tokenizer.json" "$BATS_TEST_TMPDIR/seed1/tokenizer.json"
+}
+
+@test "tiny model: its tokenizer renders verl's chat messages as ChatML and ends a reply with the model's eos; the critic loads as sdpa" {
+  run py '
+import json, sys
+from transformers import AutoTokenizer, AutoModelForTokenClassification, AutoConfig
+d = sys.argv[1]
+tok = AutoTokenizer.from_pretrained(d)
+print(repr(tok.apply_chat_template([{"role": "user", "content": "2+2?"}], tokenize=False, add_generation_prompt=True)))
+print("eos", tok.eos_token, tok.eos_token_id == AutoConfig.from_pretrained(d).eos_token_id)
+critic = AutoModelForTokenClassification.from_pretrained(d, attn_implementation="flash_attention_2", trust_remote_code=True)
+print(type(critic).__name__, critic.config._attn_implementation)' "$MVP_UNIT_MODEL"
+  assert_success
+  assert_line "'<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n'"
+  assert_line "eos <|im_end|> True"
+  assert_line "Qwen2CPUForTokenClassification sdpa"
+}
+
+@test "rollout server: greedy generate returns at most max_tokens tokens, each with the log-prob the model itself gives it" {
+  run py '
+import sys, torch
+from mvp_verl_cpu.rollout import HFGenerator
+g = HFGenerator(sys.argv[1], response_length=16, trust_remote_code=False)
+prompt = [1, 5, 9, 200, 300, 2]
+out = g._generate(prompt, {"temperature": 0, "max_tokens": 7, "logprobs": True})
+print("tokens", len(out.token_ids) <= 7, len(out.token_ids) == len(out.log_probs) > 0)
+again = g._generate(prompt, {"temperature": 0, "max_tokens": 7, "logprobs": True})
+print("greedy repeats", again.token_ids == out.token_ids)
+ids = torch.tensor([prompt + out.token_ids])
+with torch.no_grad():
+    logits = g.model(ids).logits[0, len(prompt) - 1:-1].float()
+ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(out.token_ids).unsqueeze(-1)).squeeze(-1)
+print("log-probs match", torch.allclose(ref, torch.tensor(out.log_probs), atol=1e-4))
+sampled = g._generate(prompt, {"temperature": 1.0, "top_p": 1.0, "max_tokens": 5})
+print("sampled", len(sampled.token_ids) <= 5, sampled.log_probs)' "$MVP_UNIT_MODEL"
+  assert_success
+  assert_line "tokens True True"
+  assert_line "greedy repeats True"
+  assert_line "log-probs match True"
+  assert_line "sampled True None"
+}
+
+@test "rollout server: trained weights replace the served ones (the next answer uses them); weights of another model are refused" {
+  run py '
+import asyncio, sys, torch
+from mvp_verl_cpu.rollout import HFGenerator
+g = HFGenerator(sys.argv[1], response_length=8, trust_remote_code=False)
+prompt = [1, 5, 9, 200]
+before = g._generate(prompt, {"temperature": 0, "max_tokens": 4, "logprobs": True}).log_probs
+state = {k: v + 0.05 * torch.randn_like(v) for k, v in g.model.state_dict().items() if k != "lm_head.weight"}
+print("loaded", asyncio.run(g.update_weights(state, global_steps=3)) == len(state), g.global_steps)
+after = g._generate(prompt, {"temperature": 0, "max_tokens": 4, "logprobs": True}).log_probs
+print("changed", before != after)
+try:
+    asyncio.run(g.update_weights({"not.a.weight": torch.zeros(1)}))
+except RuntimeError as exc:
+    print("refused:", str(exc).split(":")[0])' "$MVP_UNIT_MODEL"
+  assert_success
+  assert_line "loaded True 3"
+  assert_line "changed True"
+  assert_line "refused: weights do not fit the rollout model"
+}
