@@ -50,7 +50,7 @@ setup:
 	@tests/fixtures/real_verl.sh
 
 test: setup
-	tests/run tests/unit tests/integration tests/slurm tests/compose tests/ssh
+	tests/run
 
 test-unit: setup
 	tests/run tests/unit
@@ -99,3 +99,4 @@ bench: setup
 	bench/submit.sh
 	bench/prepare_data.sh
 	bench/status.sh
+	bench/real_verl.sh
