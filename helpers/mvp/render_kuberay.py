@@ -1,7 +1,8 @@
 """`render-kuberay`: the runbook's topology and jobs as KubeRay resources.
 
 - RayCluster: a head that is control plane only (rayStartParams num-cpus "0",
-  num-gpus "0"), one GPU worker group carrying the worker_node resource, the
+  num-gpus "0"), one GPU worker group carrying the worker_node resource (the
+  group's `resources` field, which KubeRay passes to `ray start` quoted), the
   shared volume (a ReadWriteMany claim) at /private on every pod, token auth
   when asked for.
 - RayJob (one JobSpec): its own cluster of that shape, deleted after the job
@@ -116,7 +117,11 @@ def cluster_spec(k: K8s) -> dict:
         "workerGroupSpecs": [{
             "groupName": "gpu-workers", "replicas": k.workers, "minReplicas": k.workers, "maxReplicas": k.workers,
             # What job drivers ask for (entrypointResources), so they run here.
-            "rayStartParams": {"resources": json.dumps({"worker_node": 100}), "num-gpus": str(k.gpus)},
+            # The group's own `resources` field, not rayStartParams: KubeRay
+            # pastes a rayStartParam unquoted into the pod's bash command, and
+            # quotes only the --resources it makes from this field itself.
+            "resources": {"worker_node": "100"},
+            "rayStartParams": {"num-gpus": str(k.gpus)},
             "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus)),
         }],
     }

@@ -42,8 +42,10 @@ print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] 
   local c
   c=$(doc "$BATS_TEST_TMPDIR/c.yaml" RayCluster)
   jq -e '.spec.headGroupSpec.rayStartParams == {"num-cpus": "0", "num-gpus": "0"}' <<<"$c"
-  jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and (.rayStartParams.resources | fromjson) == {"worker_node": 100}
-         and .rayStartParams["num-gpus"] == "4" and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
+  # worker_node in the group's resources field, which KubeRay quotes for bash
+  # itself; never in rayStartParams, which it pastes into bash unquoted.
+  jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and .resources == {"worker_node": "100"}
+         and .rayStartParams == {"num-gpus": "4"} and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
   jq -e '[.spec.headGroupSpec.template, .spec.workerGroupSpecs[0].template]
          | all(.spec.containers[0].volumeMounts == [{"name": "shared", "mountPath": "/private"}]
                and .spec.volumes[0].persistentVolumeClaim.claimName == "mvp-shared")' <<<"$c"
