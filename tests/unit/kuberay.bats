@@ -247,3 +247,47 @@ yaml.safe_dump_all(docs, open(sys.argv[3], "w"), sort_keys=False)' "$BATS_TEST_T
     jq -e -s "[.[] | select(.group == \"gpu-workers\")] | length == 1 and all($want)" <<<"$output"
   done
 }
+
+# refused SETTINGS... -- ARGS...: 71 with those settings exits 1 and says, on
+# stderr after every script's "config:" line, one line: $error, an ERROR; it
+# writes nothing (no --out file, no temporary beside it).
+refused() {
+  local -a settings=()
+  while [[ $1 != -- ]]; do settings+=("$1"); shift; done
+  shift
+  run --separate-stderr env "${settings[@]}" "$MVP_REPO/scripts/71_render_kuberay.sh" "$@" --out "$BATS_TEST_TMPDIR/out.yaml"
+  assert_failure 1
+  assert_equal "$output" ""
+  assert_regex "$(head -n 1 <<<"$stderr")" "^[0-9TZ:-]+ +config: "
+  error=$(tail -n +2 <<<"$stderr")
+  assert_equal "$(wc -l <<<"$error")" 1
+  assert_regex "$error" "^ERROR: "
+  run compgen -G "$BATS_TEST_TMPDIR/out.yaml*"
+  assert_failure
+}
+
+@test "71 nightly: MVP_K8S_TIME_ZONE with a KubeRay below v1.7.0 (no RayCronJob spec.timeZone) is refused in one ERROR line, nothing written" {
+  local error
+  refused MVP_KUBERAY_VERSION=1.6.2 MVP_K8S_TIME_ZONE=Europe/Berlin -- nightly
+  assert_equal "$error" "ERROR: MVP_K8S_TIME_ZONE=Europe/Berlin (RayCronJob spec.timeZone) needs KubeRay v1.7.0 and MVP_KUBERAY_VERSION is 1.6.2; upgrade the operator to v1.7.0 or later and set MVP_KUBERAY_VERSION to its version, or leave MVP_K8S_TIME_ZONE empty (the schedule then runs in the operator's time zone)"
+  # v1.6 without a time zone, and v1.7.0 with one (the default, also as v1.7.0), render it.
+  MVP_KUBERAY_VERSION=1.6.2 render nightly --out "$BATS_TEST_TMPDIR/n16.yaml"
+  jq -e '.spec | has("timeZone") | not' <<<"$(doc "$BATS_TEST_TMPDIR/n16.yaml" RayCronJob)"
+  MVP_KUBERAY_VERSION=v1.7.0 MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n17.yaml"
+  jq -e '.spec.timeZone == "Europe/Berlin"' <<<"$(doc "$BATS_TEST_TMPDIR/n17.yaml" RayCronJob)"
+}
+
+@test "71: what else the stated KubeRay version cannot honour is refused in one ERROR line, nothing written" {
+  local error up="upgrade the operator to"
+  refused MVP_KUBERAY_VERSION=1.4.2 -- cluster
+  assert_equal "$error" "ERROR: the worker group's resources field (worker_node) needs KubeRay v1.5.0 and MVP_KUBERAY_VERSION is 1.4.2; $up v1.5.0 or later and set MVP_KUBERAY_VERSION to its version"
+  refused MVP_KUBERAY_VERSION=1.5.0 -- job "$MVP_REPO/templates/jobspecs/sft.yaml"
+  assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
+  refused MVP_KUBERAY_VERSION=1.5.2 -- nightly
+  assert_equal "$error" "ERROR: the nightly, a RayCronJob per job, needs KubeRay v1.6.0 and MVP_KUBERAY_VERSION is 1.5.2; $up v1.6.0 or later and set MVP_KUBERAY_VERSION to its version"
+  refused MVP_KUBERAY_VERSION=1.7 -- cluster
+  assert_equal "$error" "ERROR: MVP_KUBERAY_VERSION='1.7' is not a KubeRay release; set it to your operator's, e.g. 1.7.0"
+  MVP_KUBERAY_VERSION=1.5.0 MVP_K8S_AUTH=0 render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  run validate "$BATS_TEST_TMPDIR/c.yaml"
+  assert_success
+}
