@@ -225,6 +225,7 @@ STUB
               and .params.num_cpus == 0 and .params.num_gpus == 0 and .params.head and .params.block)' <<<"$all"
 }
 
+# shellcheck disable=SC2030  # bats' run sets output here, refused() reads another run's
 @test "71: the test tier's KubeRay rebuild catches the unquoted rayStartParams resources Ray refuses, and takes the shell-quoted one" {
   render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
   local form want
@@ -251,6 +252,7 @@ yaml.safe_dump_all(docs, open(sys.argv[3], "w"), sort_keys=False)' "$BATS_TEST_T
 # refused SETTINGS... -- ARGS...: 71 with those settings exits 1 and says, on
 # stderr after every script's "config:" line, one line: $error, an ERROR; it
 # writes nothing (no --out file, no temporary beside it).
+# shellcheck disable=SC2031  # output and stderr are bats' run's
 refused() {
   local -a settings=()
   while [[ $1 != -- ]]; do settings+=("$1"); shift; done
