@@ -12,7 +12,8 @@
 #        [--out FILE] (replaced whole; default: stdout)  [--help]
 # Then: kubectl apply -f FILE. A JobSpec is validated against SHARED_ROOT here
 # (its code snapshot, data and model must exist), as 43 does before submitting.
-# Settings: MVP_K8S_* in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
+# Settings: MVP_K8S_* and MVP_KUBERAY_VERSION (the operator's release: what it
+# cannot honour is refused) in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
 # Safe to re-run: it writes only FILE (or stdout); each `job` gets a new id.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
@@ -49,8 +50,8 @@ main() {
   fi
   args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
   # The renderer reads these beyond what every helper command gets.
-  export "${!MVP_K8S_@}" MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID MVP_SKIP_MODEL MVP_NIGHTLY_KEEP \
-    MVP_LOST_AFTER_S MVP_MIN_FREE_MB
+  export "${!MVP_K8S_@}" MVP_KUBERAY_VERSION MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID MVP_SKIP_MODEL \
+    MVP_NIGHTLY_KEEP MVP_LOST_AFTER_S MVP_MIN_FREE_MB
   local tmp
   tmp=$(mktemp "${out:-${TMPDIR:-/tmp}/mvp-kuberay}.XXXXXX")
   MVP_RENDER_TMP=$tmp

@@ -1,7 +1,8 @@
 """`render-kuberay`: the runbook's topology and jobs as KubeRay resources.
 
 - RayCluster: a head that is control plane only (rayStartParams num-cpus "0",
-  num-gpus "0"), one GPU worker group carrying the worker_node resource, the
+  num-gpus "0"), one GPU worker group carrying the worker_node resource (the
+  group's `resources` field, which KubeRay passes to `ray start` quoted), the
   shared volume (a ReadWriteMany claim) at /private on every pod, token auth
   when asked for.
 - RayJob (one JobSpec): its own cluster of that shape, deleted after the job
@@ -17,7 +18,9 @@
   KubeRay names every run's job, and the submit path takes that id.
 
 Paths are rewritten from this host's view (SHARED_ROOT, the repo) to the pods'
-(/private, MVP_K8S_RUNBOOK_DIR)."""
+(/private, MVP_K8S_RUNBOOK_DIR). What the operator's release
+(MVP_KUBERAY_VERSION) cannot honour is refused in one line, e.g. a time zone
+below v1.7.0."""
 import json
 import re
 import sys
@@ -32,6 +35,13 @@ from .layout import Layout
 POD_SHARED_ROOT = "/private"
 REPO = Path(__file__).resolve().parents[2]
 MAX_RAYJOB_NAME = 47  # KubeRay's limit on a RayJob's name
+# What the rendered resources use that not every KubeRay release has, and the
+# first release with it (ray-project/kuberay, ray-operator/apis/ray/v1/*_types.go
+# at each tag). What MVP_KUBERAY_VERSION cannot honour is refused.
+GROUP_RESOURCES = (1, 5, 0)  # a group's `resources` field (worker_node)
+AUTH_OPTIONS = (1, 5, 1)  # authOptions mode token
+RAYCRONJOB = (1, 6, 0)  # RayCronJob (alpha: the operator's RayCronJob feature gate)
+CRON_TIME_ZONE = (1, 7, 0)  # RayCronJob spec.timeZone
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
                       "MVP_LOST_AFTER_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
@@ -50,6 +60,7 @@ class K8s:
         self.namespace = need("MVP_K8S_NAMESPACE")
         self.image = need("MVP_K8S_IMAGE") or need("MVP_IMAGE")
         self.ray_version = need("MVP_K8S_RAY_VERSION")
+        self.kuberay = _version(need("MVP_KUBERAY_VERSION"))
         self.pvc = need("MVP_K8S_PVC")
         self.pvc_size = need("MVP_K8S_PVC_SIZE")
         self.storage_class = need("MVP_K8S_STORAGE_CLASS")
@@ -74,6 +85,22 @@ def _int(value: str, name: str) -> int:
     if not re.fullmatch(r"[0-9]+", value or ""):
         raise MvpError(f"{name}='{value}' must be a whole number")
     return int(value)
+
+
+def _version(text: str) -> tuple:
+    m = re.fullmatch(r"v?([0-9]+)\.([0-9]+)\.([0-9]+)", text or "")
+    if not m:
+        raise MvpError(f"MVP_KUBERAY_VERSION='{text}' is not a KubeRay release; set it to your operator's, e.g. 1.7.0")
+    return tuple(int(n) for n in m.groups())
+
+
+def _needs(k: K8s, release: tuple, what: str, otherwise: str = "") -> None:
+    """Refuses `what` when the stated KubeRay release is older than `release`."""
+    if k.kuberay < release:
+        need, have = ".".join(map(str, release)), ".".join(map(str, k.kuberay))
+        raise MvpError(f"{what} needs KubeRay v{need} and MVP_KUBERAY_VERSION is {have}; upgrade the operator to "
+                       f"v{need} or later and set MVP_KUBERAY_VERSION to its version"
+                       + (f", {otherwise}" if otherwise else ""))
 
 
 def _pod_path(k: K8s, text: str) -> str:
@@ -103,6 +130,9 @@ def _resources(cpus: str, memory: str, gpus: int = 0) -> dict:
 
 
 def cluster_spec(k: K8s) -> dict:
+    _needs(k, GROUP_RESOURCES, "the worker group's resources field (worker_node)")
+    if k.auth:
+        _needs(k, AUTH_OPTIONS, "MVP_K8S_AUTH=1 (authOptions mode token)", "or set MVP_K8S_AUTH=0")
     volumes, mounts = _volume(k)
 
     def pod(name: str, resources: dict) -> dict:
@@ -116,7 +146,11 @@ def cluster_spec(k: K8s) -> dict:
         "workerGroupSpecs": [{
             "groupName": "gpu-workers", "replicas": k.workers, "minReplicas": k.workers, "maxReplicas": k.workers,
             # What job drivers ask for (entrypointResources), so they run here.
-            "rayStartParams": {"resources": json.dumps({"worker_node": 100}), "num-gpus": str(k.gpus)},
+            # The group's own `resources` field, not rayStartParams: KubeRay
+            # pastes a rayStartParam unquoted into the pod's bash command, and
+            # quotes only the --resources it makes from this field itself.
+            "resources": {"worker_node": "100"},
+            "rayStartParams": {"num-gpus": str(k.gpus)},
             "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus)),
         }],
     }
@@ -227,6 +261,10 @@ def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, over
 
 
 def raycronjobs(k: K8s, settings, specs: list, cfg_text: str) -> list:
+    _needs(k, RAYCRONJOB, "the nightly, a RayCronJob per job,")
+    if k.time_zone:
+        _needs(k, CRON_TIME_ZONE, f"MVP_K8S_TIME_ZONE={k.time_zone} (RayCronJob spec.timeZone)",
+               "or leave MVP_K8S_TIME_ZONE empty (the schedule then runs in the operator's time zone)")
     docs = []
     for name, spec_name, spec_text, overrides in specs:
         p = _plan(settings, spec_name, spec_text, cfg_text, overrides, "nightly-placeholder", True)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # 71_render_kuberay.sh: the RayCluster, RayJob and RayCronJob it writes are
 # valid against KubeRay v1.7's CRDs (../shared/schemas/kuberay-v1.7, made
-# strict: unknown fields fail), and carry the runbook's topology and job plan.
+# strict: unknown fields fail), and carry the runbook's topology and job plan;
+# each Ray group's container command, rebuilt as KubeRay v1.7.0 builds it
+# (a schema cannot see it), runs in bash to a `ray start` that Ray's own
+# parser takes.
 # The snapshot is real verl 0.9.1: a job's overrides pass the preflight first.
 
 setup_file() {
@@ -35,6 +38,38 @@ doc() {
 print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == sys.argv[2]][0]))' "$1" "$2"
 }
 
+# ray_starts FILE...: every Ray group of the rendered FILEs, its container
+# command rebuilt as KubeRay v1.7.0 builds it (tests/test_helper/kuberay_pod_command.py)
+# and executed as the kubelet would (command + args, so by /bin/bash -c), with
+# a `ray` that only records its arguments; then those arguments as Ray 2.60's
+# own `ray start` parser takes them (tests/test_helper/ray_start_args.py).
+# One JSON line per group: resource, group, command, args, exit (of bash),
+# argv (what `ray` got) and params + resources, or error (Ray's refusal).
+ray_starts() {
+  local py=$MVP_REPO/.venv/bin/python dir f line i=0
+  local -a cmd=() argv=()
+  dir=$(mktemp -d "$BATS_TEST_TMPDIR/ray-starts.XXXXXX")
+  mkdir -p "$dir/bin" "$dir/argv"
+  cat >"$dir/bin/ray" <<'STUB'
+#!/bin/bash
+printf '%s\0' "$@" >"$RAY_ARGV_FILE"
+STUB
+  chmod +x "$dir/bin/ray"
+  for f in "$@"; do "$py" "$MVP_REPO/tests/test_helper/kuberay_pod_command.py" "$f" || return 1; done >"$dir/groups.json"
+  while IFS= read -r line; do
+    mapfile -d '' cmd < <(jq -j '(.command + .args)[] | "\(.)\u0000"' <<<"$line")
+    : >"$dir/argv/$i"  # stays empty if bash never runs `ray`
+    RAY_ARGV_FILE=$dir/argv/$i PATH="$dir/bin:$PATH" "${cmd[@]}" </dev/null 2>/dev/null
+    echo "{\"exit\": $?}" >>"$dir/exits.json"
+    argv+=("$dir/argv/$i")
+    i=$((i + 1))
+  done <"$dir/groups.json"
+  ((i > 0)) || return 1
+  "$py" "$MVP_REPO/tests/test_helper/ray_start_args.py" "${argv[@]}" 2>/dev/null >"$dir/ray.json" || return 1
+  jq -c -n --slurpfile g "$dir/groups.json" --slurpfile e "$dir/exits.json" --slurpfile r "$dir/ray.json" \
+    '[$g, $e, $r] | transpose[] | add'
+}
+
 @test "71 cluster: valid RayCluster; head control plane only, GPU workers with worker_node, RWX claim at /private, token auth" {
   render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
   run validate "$BATS_TEST_TMPDIR/c.yaml"
@@ -42,8 +77,10 @@ print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] 
   local c
   c=$(doc "$BATS_TEST_TMPDIR/c.yaml" RayCluster)
   jq -e '.spec.headGroupSpec.rayStartParams == {"num-cpus": "0", "num-gpus": "0"}' <<<"$c"
-  jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and (.rayStartParams.resources | fromjson) == {"worker_node": 100}
-         and .rayStartParams["num-gpus"] == "4" and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
+  # worker_node in the group's resources field, which KubeRay quotes for bash
+  # itself; never in rayStartParams, which it pastes into bash unquoted.
+  jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and .resources == {"worker_node": "100"}
+         and .rayStartParams == {"num-gpus": "4"} and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
   jq -e '[.spec.headGroupSpec.template, .spec.workerGroupSpecs[0].template]
          | all(.spec.containers[0].volumeMounts == [{"name": "shared", "mountPath": "/private"}]
                and .spec.volumes[0].persistentVolumeClaim.claimName == "mvp-shared")' <<<"$c"
@@ -159,4 +196,100 @@ print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] 
     assert_regex "$stderr" "ERROR: $BATS_TEST_TMPDIR/big.yaml: [0-9]+ $want"
     [[ ! -e $BATS_TEST_TMPDIR/big-out.yaml ]]
   done
+}
+
+@test "71: every Ray group (RayCluster, RayJob, RayCronJob), its command built as KubeRay v1.7 builds it and run by bash, is taken by Ray's own ray start parser; --resources arrives as ONE argument of JSON worker_node 100" {
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
+  render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  run ray_starts "$BATS_TEST_TMPDIR"/{c,j,n}.yaml
+  assert_success
+  local all=$output
+  # A head and a worker group in each of the 1 + 1 + 4 resources.
+  jq -e -s 'length == 12 and (map(.group) | unique) == ["gpu-workers", "headgroup"]
+            and (map(.resource | sub("^RayJob/ppo-.*"; "RayJob/ppo-ID")) | group_by(.) | map([.[0], length]))
+             == [["RayCluster/mvp11-ray", 2], ["RayCronJob/mvp-nightly-grpo", 2], ["RayCronJob/mvp-nightly-ppo1", 2],
+                 ["RayCronJob/mvp-nightly-ppo2", 2], ["RayCronJob/mvp-nightly-sft", 2], ["RayJob/ppo-ID", 2]]' <<<"$all"
+  # KubeRay's shape: /bin/bash -c -- "ulimit ...; ray start ...", and bash ran it.
+  jq -e -s 'all(.command == ["/bin/bash", "-c", "--"] and (.args | length) == 1
+                and (.args[0] | startswith("ulimit -n ${RAY_START_ULIMIT_OPEN_FILES:-65536}; ray start "))
+                and .exit == 0 and .argv[0] == "start" and .error == null)' <<<"$all"
+  # Workers: exactly one --resources argument, the JSON {"worker_node": 100}
+  # for Ray, 4 GPUs, the head's address; the head: no custom resource, no CPU or GPU.
+  jq -e -s '[.[] | select(.group == "gpu-workers")] | length == 6 and all(
+              ([.argv[] | select(startswith("--resources"))] == ["--resources={\"worker_node\":100}"])
+              and .resources == {"worker_node": 100} and .params.num_gpus == 4 and .params.num_cpus == 16
+              and .params.block and (.params.address | endswith("-head-svc.default.svc.cluster.local:6379")))' <<<"$all"
+  jq -e -s '[.[] | select(.group == "headgroup")] | all(
+              ([.argv[] | select(startswith("--resources"))] == []) and .resources == {}
+              and .params.num_cpus == 0 and .params.num_gpus == 0 and .params.head and .params.block)' <<<"$all"
+}
+
+# shellcheck disable=SC2030  # bats' run sets output here, refused() reads another run's
+@test "71: the test tier's KubeRay rebuild catches the unquoted rayStartParams resources Ray refuses, and takes the shell-quoted one" {
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  local form want
+  for form in 'unquoted|{"worker_node": 100}' "shell-quoted|'{\"worker_node\": 100}'"; do
+    # The worker group as it was rendered before, or in the other form v1.7 documents.
+    "$MVP_REPO/.venv/bin/python" -c 'import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+group = [d for d in docs if d["kind"] == "RayCluster"][0]["spec"]["workerGroupSpecs"][0]
+del group["resources"]
+group["rayStartParams"]["resources"] = sys.argv[2]
+yaml.safe_dump_all(docs, open(sys.argv[3], "w"), sort_keys=False)' "$BATS_TEST_TMPDIR/c.yaml" "${form#*|}" "$BATS_TEST_TMPDIR/${form%%|*}.yaml"
+    run ray_starts "$BATS_TEST_TMPDIR/${form%%|*}.yaml"
+    assert_success
+    if [[ ${form%%|*} == unquoted ]]; then
+      want='.error == "Got unexpected extra argument (100})"
+            and ([.argv[] | select(startswith("--resources"))] == ["--resources={worker_node:"])'
+    else
+      want='.error == null and .resources == {"worker_node": 100}'
+    fi
+    jq -e -s "[.[] | select(.group == \"gpu-workers\")] | length == 1 and all($want)" <<<"$output"
+  done
+}
+
+# refused SETTINGS... -- ARGS...: 71 with those settings exits 1 and says, on
+# stderr after every script's "config:" line, one line: $error, an ERROR; it
+# writes nothing (no --out file, no temporary beside it).
+# shellcheck disable=SC2031  # output and stderr are bats' run's
+refused() {
+  local -a settings=()
+  while [[ $1 != -- ]]; do settings+=("$1"); shift; done
+  shift
+  run --separate-stderr env "${settings[@]}" "$MVP_REPO/scripts/71_render_kuberay.sh" "$@" --out "$BATS_TEST_TMPDIR/out.yaml"
+  assert_failure 1
+  assert_equal "$output" ""
+  assert_regex "$(head -n 1 <<<"$stderr")" "^[0-9TZ:-]+ +config: "
+  error=$(tail -n +2 <<<"$stderr")
+  assert_equal "$(wc -l <<<"$error")" 1
+  assert_regex "$error" "^ERROR: "
+  run compgen -G "$BATS_TEST_TMPDIR/out.yaml*"
+  assert_failure
+}
+
+@test "71 nightly: MVP_K8S_TIME_ZONE with a KubeRay below v1.7.0 (no RayCronJob spec.timeZone) is refused in one ERROR line, nothing written" {
+  local error
+  refused MVP_KUBERAY_VERSION=1.6.2 MVP_K8S_TIME_ZONE=Europe/Berlin -- nightly
+  assert_equal "$error" "ERROR: MVP_K8S_TIME_ZONE=Europe/Berlin (RayCronJob spec.timeZone) needs KubeRay v1.7.0 and MVP_KUBERAY_VERSION is 1.6.2; upgrade the operator to v1.7.0 or later and set MVP_KUBERAY_VERSION to its version, or leave MVP_K8S_TIME_ZONE empty (the schedule then runs in the operator's time zone)"
+  # v1.6 without a time zone, and v1.7.0 with one (the default, also as v1.7.0), render it.
+  MVP_KUBERAY_VERSION=1.6.2 render nightly --out "$BATS_TEST_TMPDIR/n16.yaml"
+  jq -e '.spec | has("timeZone") | not' <<<"$(doc "$BATS_TEST_TMPDIR/n16.yaml" RayCronJob)"
+  MVP_KUBERAY_VERSION=v1.7.0 MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n17.yaml"
+  jq -e '.spec.timeZone == "Europe/Berlin"' <<<"$(doc "$BATS_TEST_TMPDIR/n17.yaml" RayCronJob)"
+}
+
+@test "71: what else the stated KubeRay version cannot honour is refused in one ERROR line, nothing written" {
+  local error up="upgrade the operator to"
+  refused MVP_KUBERAY_VERSION=1.4.2 -- cluster
+  assert_equal "$error" "ERROR: the worker group's resources field (worker_node) needs KubeRay v1.5.0 and MVP_KUBERAY_VERSION is 1.4.2; $up v1.5.0 or later and set MVP_KUBERAY_VERSION to its version"
+  refused MVP_KUBERAY_VERSION=1.5.0 -- job "$MVP_REPO/templates/jobspecs/sft.yaml"
+  assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
+  refused MVP_KUBERAY_VERSION=1.5.2 -- nightly
+  assert_equal "$error" "ERROR: the nightly, a RayCronJob per job, needs KubeRay v1.6.0 and MVP_KUBERAY_VERSION is 1.5.2; $up v1.6.0 or later and set MVP_KUBERAY_VERSION to its version"
+  refused MVP_KUBERAY_VERSION=1.7 -- cluster
+  assert_equal "$error" "ERROR: MVP_KUBERAY_VERSION='1.7' is not a KubeRay release; set it to your operator's, e.g. 1.7.0"
+  MVP_KUBERAY_VERSION=1.5.0 MVP_K8S_AUTH=0 render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  run validate "$BATS_TEST_TMPDIR/c.yaml"
+  assert_success
 }
