@@ -71,7 +71,7 @@ nightly() {
   local id
   id=$(report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .submission_id')
   run bash -c "ls '$SHARED_ROOT/jobs/$id/debug' | sed -E 's/.*_final_(.*)\.json/\1/;t;d' | sort | xargs"
-  assert_output "actors job_list nodes ray_status"
+  assert_output "actors failed_tasks job_list nodes ray_status"
   grep -q "failing at step 3 as asked" "$SHARED_ROOT/jobs/$id/logs/driver.log"
 }
 
