@@ -33,9 +33,9 @@ import signal
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-from . import fsutil, gpus
+from . import fsutil, gpus, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .layout import Layout
@@ -140,7 +140,7 @@ def _read_claims(claims: Path) -> list:
     return [(claims / n, fsutil.read_json(claims / n, {})) for n in names]
 
 
-def _drop(path: Path, claim: dict, why: str, log: Callable[[str], None]) -> None:
+def _drop(path: Path, claim: dict, why: str) -> None:
     path.unlink(missing_ok=True)
     if not why:
         return
@@ -148,10 +148,10 @@ def _drop(path: Path, claim: dict, why: str, log: Callable[[str], None]) -> None
     # Never submitted (no submit.log): the directory a killed submitter left half-made.
     if job_dir.is_dir() and not (job_dir / "logs" / "submit.log").exists():
         shutil.rmtree(job_dir, ignore_errors=True)
-    log(f"dropped the claim of {claim.get('submission_id')} ({why})")
+    log.warn(f"dropped the claim of {claim.get('submission_id')} ({why})")
 
 
-def _view(dash: Dashboard, cdir: Path, claim_max: float, log: Callable[[str], None]) -> _View:
+def _view(dash: Dashboard, cdir: Path, claim_max: float) -> _View:
     total = gpus.total(dash)
     placed = gpus.held_by_ray_job(dash)
     claims = _read_claims(cdir / "claims")
@@ -163,11 +163,11 @@ def _view(dash: Dashboard, cdir: Path, claim_max: float, log: Callable[[str], No
         sid, need = claim.get("submission_id"), float(claim.get("need") or 0)
         job = by_sid.get(sid)
         if job is None:
-            _drop(path, claim, "Ray does not know it: refused, or its submitter died before submitting", log)
+            _drop(path, claim, "Ray does not know it: refused, or its submitter died before submitting")
         elif job.get("status") in TERMINAL or placed.get(job.get("job_id"), 0) >= need:
-            _drop(path, claim, "", log)
+            _drop(path, claim, "")
         elif now - float(claim.get("at") or 0) > claim_max:
-            _drop(path, claim, f"no placement groups after MVP_ADMISSION_CLAIM_S={claim_max:g}s", log)
+            _drop(path, claim, f"no placement groups after MVP_ADMISSION_CLAIM_S={claim_max:g}s")
         else:
             held[sid] = need
             claimed.add(sid)
@@ -274,7 +274,7 @@ def _claimed(dash: Dashboard, cdir: Path, sid: str, need: int, job_dir: Path):
 
 @contextmanager
 def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: Path, need: int, queue: bool,
-          timeout: float, claim_max: float, log: Callable[[str], None]):
+          timeout: float, claim_max: float):
     """The body runs (it submits) under the cluster's lock once `need` GPUs
     are free and nobody queued earlier waits; raises MvpError (one line)
     otherwise: BUSY_EXIT when the GPUs are taken, 1 when they never can be."""
@@ -286,8 +286,9 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
     start, reported, checks = time.monotonic(), None, 0
     try:
         while True:
+            t0 = time.perf_counter()
             with _Lock(cdir / "lock", sid):
-                view = _view(dash, cdir, claim_max, log)
+                view = _view(dash, cdir, claim_max)
                 if need > view.total:
                     raise _never_fits(need, view.total)
                 waiting = _waiting(cdir / "queue", ticket.name if ticket else None)
@@ -295,6 +296,9 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
                     if ticket:
                         ticket.leave()
                     with _claimed(dash, cdir, sid, need, job_dir):
+                        # bench/submit.sh reads the ms.
+                        log.info(f"admitted: {need} GPUs needed, {view.free:g} of {view.total:g} free; claimed "
+                            f"under {cdir / 'lock'} ({(time.perf_counter() - t0) * 1000:.0f} ms)")
                         yield
                     return
                 checks += 1
@@ -307,7 +311,7 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
                     ticket = _Ticket(cdir / "queue", sid, need)
                 if queue and (reported is None or time.monotonic() - reported >= REPORT_S):
                     ahead = f"; queued before it: {_ahead(waiting)}" if waiting else ""
-                    log(f"queued: {need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
+                    log.step(f"queued: {need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
                         f"({waited:.0f}s of at most {timeout:g}s)")
                     reported = time.monotonic()
             time.sleep(POLL_S if queue else SETTLE_S)

@@ -126,7 +126,7 @@ def main(args, settings) -> int:
     # lock is held until Ray has the job (or refused it).
     with admission.admit(dash, plan.shared_root, plan.address, plan.submission_id, plan.job_dir,
                          gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
-                         settings.admission_claim_s, log.step):
+                         settings.admission_claim_s):
         output, submitted_at, kinds, bundle_errors, store = _claim_and_submit(args, plan, files, dash, redactor,
                                                                               settings)
     job_dir = plan.job_dir
