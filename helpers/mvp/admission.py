@@ -298,7 +298,7 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
                     with _claimed(dash, cdir, sid, need, job_dir):
                         # bench/submit.sh reads the ms.
                         log.info(f"admitted: {need} GPUs needed, {view.free:g} of {view.total:g} free; claimed "
-                            f"under {cdir / 'lock'} ({(time.perf_counter() - t0) * 1000:.0f} ms)")
+                                 f"under {cdir / 'lock'} ({(time.perf_counter() - t0) * 1000:.0f} ms)")
                         yield
                     return
                 checks += 1
@@ -312,7 +312,7 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
                 if queue and (reported is None or time.monotonic() - reported >= REPORT_S):
                     ahead = f"; queued before it: {_ahead(waiting)}" if waiting else ""
                     log.step(f"queued: {need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
-                        f"({waited:.0f}s of at most {timeout:g}s)")
+                             f"({waited:.0f}s of at most {timeout:g}s)")
                     reported = time.monotonic()
             time.sleep(POLL_S if queue else SETTLE_S)
     finally:
