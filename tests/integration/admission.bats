@@ -149,12 +149,14 @@ four_queued_at_once() {
 }
 
 @test "admission: a submitter SIGKILLed while it holds a claim blocks nobody: the next full-cluster submission passes at once" {
+  # Claims of earlier tests' jobs stay until an admission drops them: look for a new one.
+  touch "$BATS_TEST_TMPDIR/before"
   setsid "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" >/dev/null 2>&1 &
   local pid=$!
   echo "$pid" >"$BATS_TEST_TMPDIR/pid.killed"
   local claim="" i
   for ((i = 0; i < 1500; i++)); do
-    claim=$(find "$SHARED_ROOT/admission" -path '*/claims/*.json' 2>/dev/null | head -n 1)
+    claim=$(find "$SHARED_ROOT/admission" -path '*/claims/*.json' -newer "$BATS_TEST_TMPDIR/before" 2>/dev/null | head -n 1)
     [[ -n $claim ]] && break
     sleep 0.02
   done
