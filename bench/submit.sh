@@ -8,7 +8,9 @@
 # bare, 44 <= 1.0x bare. Also reported: the preflight's share of 43 (the
 # overrides checked against the snapshot's verl config; budget 0.3 s), read
 # from 43's own log line, and 43 with a private (secret-named) variable, which
-# adds the GCS store (Ray's GCS client import, a put, the sweep of ended jobs).
+# adds the GCS store (Ray's GCS client import, a put, the sweep of ended jobs),
+# and the admission step's share of 43 (lock, GPU view, claim; target 0.1 s),
+# read from 43's "admitted: ... (N ms)" line.
 #
 # Usage: bench/submit.sh [ROUNDS]   (default 9). Starts and stops its own cluster.
 set -Eeuo pipefail
@@ -50,20 +52,22 @@ bare_submit() {
 }
 
 REF=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait 2>/dev/null | tail -n 1)
-bare=() cli=() sdk=() pre=() sec=()
+bare=() cli=() sdk=() pre=() sec=() adm=()
 for ((r = 1; r <= rounds; r++)); do
   id=bare-$r-$RANDOM
   bench::time bare bare_submit "$id" && wait_done "$id"
   t0=$(bench::now); id=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$spec" 2>"$BENCH_WORK/43.err" | tail -n 1); cli+=($(($(bench::now) - t0)))
   pre+=("$(sed -nE 's/.*preflight: .*accepts every override \(cached keys, ([0-9]+) ms\).*/\1/p' "$BENCH_WORK/43.err")")
   [[ -n ${pre[-1]} ]] || { echo "bench: 43 logged no cached preflight" >&2; cat "$BENCH_WORK/43.err" >&2; exit 1; }
+  adm+=("$(sed -nE 's/.* admitted: .* \(([0-9]+) ms\)$/\1/p' "$BENCH_WORK/43.err")")
+  [[ -n ${adm[-1]} ]] || { echo "bench: 43 logged no admission" >&2; cat "$BENCH_WORK/43.err" >&2; exit 1; }
   wait_done "$id"
   t0=$(bench::now); id=$("$BENCH_REPO/scripts/44_submit_sdk.sh" "$BENCH_REPO/templates/configs/dev.yaml" "$spec" 2>/dev/null | tail -n 1); sdk+=($(($(bench::now) - t0)))
   wait_done "$id"
   t0=$(bench::now); id=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$secret_spec" 2>/dev/null | tail -n 1); sec+=($(($(bench::now) - t0)))
   wait_done "$id"
-  echo "round $r: bare ${bare[-1]} ms, 43 ${cli[-1]} ms (preflight ${pre[-1]} ms), 44 ${sdk[-1]} ms, 43 with a secret ${sec[-1]} ms" >&2
+  echo "round $r: bare ${bare[-1]} ms, 43 ${cli[-1]} ms (preflight ${pre[-1]} ms, admission ${adm[-1]} ms), 44 ${sdk[-1]} ms, 43 with a secret ${sec[-1]} ms" >&2
 done
 b=$(bench::median "${bare[@]}") c=$(bench::median "${cli[@]}") s=$(bench::median "${sdk[@]}") p=$(bench::median "${pre[@]}")
-k=$(bench::median "${sec[@]}")
-echo "submit, median of $rounds: bare ray job submit ${b} ms; 43 (cli) ${c} ms = $(bench::ratio "$c" "$b")x; 44 (sdk) ${s} ms = $(bench::ratio "$s" "$b")x; preflight in 43 ${p} ms = $(bench::ratio "$p" "$b")x bare (budget 300 ms); 43 with a secret ${k} ms = $(bench::ratio "$k" "$b")x"
+k=$(bench::median "${sec[@]}") a=$(bench::median "${adm[@]}")
+echo "submit, median of $rounds: bare ray job submit ${b} ms; 43 (cli) ${c} ms = $(bench::ratio "$c" "$b")x; 44 (sdk) ${s} ms = $(bench::ratio "$s" "$b")x; preflight in 43 ${p} ms = $(bench::ratio "$p" "$b")x bare (budget 300 ms); admission in 43 ${a} ms = $(bench::ratio "$a" "$b")x bare (target 100 ms); 43 with a secret ${k} ms = $(bench::ratio "$k" "$b")x"

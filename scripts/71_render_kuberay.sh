@@ -51,7 +51,7 @@ main() {
   args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
   # The renderer reads these beyond what every helper command gets.
   export "${!MVP_K8S_@}" MVP_KUBERAY_VERSION MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID MVP_SKIP_MODEL \
-    MVP_NIGHTLY_KEEP MVP_LOST_AFTER_S MVP_MIN_FREE_MB
+    MVP_NIGHTLY_KEEP MVP_LOST_AFTER_S MVP_ADMISSION_CLAIM_S MVP_MIN_FREE_MB
   local tmp
   tmp=$(mktemp "${out:-${TMPDIR:-/tmp}/mvp-kuberay}.XXXXXX")
   MVP_RENDER_TMP=$tmp

@@ -14,6 +14,7 @@ DIRECTORIES = (
     ("jobs", "jobs", "one directory per submission id, never reused"),
     ("outputs", "outputs", "scratch outputs nobody should depend on"),
     ("ray", "ray", "Ray debugging traces worth keeping"),
+    ("admission", "admission", "per cluster (dashboard host_port): lock, claims/ and queue/ of 40-44's admission"),
     ("slurm", "slurm", "Slurm jobs of 70_render_sbatch.sh: <name>-<job id>.out, <job id>/ray-<node>.log"),
     ("regressions", "regressions", "nightly runs: <run id>/report.*, index.html"),
     ("common", "common", "shared by all users: models, data, code snapshots"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import bundle, fsutil, gpus, jobdir, jobspec, log, profile, redact
+from . import admission, bundle, fsutil, gpus, jobdir, jobspec, log, profile, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -121,8 +121,40 @@ def main(args, settings) -> int:
                        "leave submission_id empty to get a new one")
     if not plan.standin:
         profile.check_cluster(plan.profile, dash.nodes())
-    gpus.ensure_free(dash, gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout, log.step)
     fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
+    # The check and the submit are one step for this cluster: admission's
+    # lock is held until Ray has the job (or refused it).
+    with admission.admit(dash, plan.shared_root, plan.address, plan.submission_id, plan.job_dir,
+                         gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
+                         settings.admission_claim_s):
+        output, submitted_at, kinds, bundle_errors, store = _claim_and_submit(args, plan, files, dash, redactor,
+                                                                              settings)
+    job_dir = plan.job_dir
+    # Ray runs the job from here on: whatever fails now, its id is printed.
+    print(plan.submission_id, flush=True)
+    event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
+             "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
+    if bundle_errors:
+        event["debug_bundle_error"] = bundle_errors[0]
+    try:
+        fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps(event) + "\n")
+    except OSError as exc:
+        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir}/logs/submit.log "
+                       f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
+    if store:
+        _sweep_ended(store, dash)
+    log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
+             f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
+    if args.wait:
+        from argparse import Namespace
+        from . import jobctl
+        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
+    return 0
+
+
+def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings) -> tuple:
+    """Job directory, config files, private variables, then Ray: (output,
+    submitted_at, debug bundle kinds, bundle errors, private-variable store)."""
     job_dir = jobdir.claim(plan.job_dir)
     # The submit-time debug bundle is taken while Ray takes the job: its HTTP
     # calls overlap the Ray CLI's (or SDK's) second of Python start-up.
@@ -156,26 +188,7 @@ def main(args, settings) -> int:
             if isinstance(exc, OSError):
                 raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
         raise
-    # Ray runs the job from here on: whatever fails now, its id is printed.
-    print(plan.submission_id, flush=True)
-    event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
-             "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
-    if bundle_errors:
-        event["debug_bundle_error"] = bundle_errors[0]
-    try:
-        fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps(event) + "\n")
-    except OSError as exc:
-        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir}/logs/submit.log "
-                       f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
-    if store:
-        _sweep_ended(store, dash)
-    log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
-             f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
-    if args.wait:
-        from argparse import Namespace
-        from . import jobctl
-        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
-    return 0
+    return output, submitted_at, kinds, bundle_errors, store
 
 
 def _store_private_env(plan, settings) -> "mvp_private_env.Store":

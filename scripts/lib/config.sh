@@ -130,6 +130,8 @@ mvp::config::derive() {
   fi
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
+  [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
+    mvp::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
   # Passed-through values travel on the command line that runs the helper;
   # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
