@@ -63,7 +63,7 @@ class Plan:
         return {"env_vars": public, "worker_process_setup_hook": mvp_private_env.HOOK}
 
     def ray_cli_argv(self, runtime_env_args: list) -> list:
-        """`ray job submit` words; runtime_env_args: ["--runtime-env", FILE]
+        """`ray job submit` words; runtime_env_args: ["--runtime-env", "/dev/fd/N"]
         to submit (no secret on argv), ["--runtime-env-json", redacted JSON]
         to show."""
         import json

@@ -31,23 +31,21 @@ def ray_cli() -> str:
 
 
 def _submit_cli(plan, redactor: Redactor) -> str:
-    # The runtime_env (secrets included) goes to Ray in a 0600 file that only
-    # lives while the CLI runs, never on its argv.
-    # (os.open, not tempfile: its imports cost ms on the benchmarked path.)
-    env_file = f"/tmp/mvp-runtime-env-{os.getpid()}-{os.urandom(6).hex()}.json"
-    fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # The runtime_env (secrets included) goes to Ray in an anonymous memory
+    # file the CLI opens as /dev/fd/N: never on its argv, and nothing left on
+    # disk when this process is killed mid-submit (a /tmp file was).
+    fd = os.memfd_create("mvp-runtime-env", os.MFD_CLOEXEC)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(plan.runtime_env, f)
-        argv = plan.ray_cli_argv(["--runtime-env", env_file])
+        os.write(fd, json.dumps(plan.runtime_env).encode())
+        argv = plan.ray_cli_argv(["--runtime-env", f"/dev/fd/{fd}"])
         argv[0] = ray_cli()
         try:
             proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  timeout=SUBMIT_TIMEOUT_S)
+                                  timeout=SUBMIT_TIMEOUT_S, pass_fds=(fd,))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise MvpError(f"ray job submit did not run: {exc}") from None
     finally:
-        os.unlink(env_file)
+        os.close(fd)
     output = redactor.text(proc.stdout)
     if proc.returncode != 0:
         last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
