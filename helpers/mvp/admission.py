@@ -4,7 +4,7 @@ Every runbook submission (40-44, the nightly, KubeRay's submitter pod: all run
 `python -m mvp submit`) takes an exclusive flock on
 <SHARED_ROOT>/admission/<cluster>/lock, looks, and submits before it lets go,
 so two submitters never both find the same GPUs free. <cluster> is the
-dashboard's host_port the job goes to.
+cluster's MVP_CLUSTER_NAME (cluster_dir).
 
 Ray shows a job's GPUs only once its TaskRunner has made its placement groups,
 seconds after Ray took the job. Until then the job counts through its claim,
@@ -51,9 +51,13 @@ SETTLE_CHECKS, SETTLE_S = 3, 1.0
 POLL_S, REPORT_S = 2.0, 30.0
 
 
-def cluster_dir(shared_root: Path, address: str) -> Path:
-    netloc = address.split("://", 1)[-1].split("/", 1)[0]
-    return Layout(shared_root).admission / re.sub(r"[^A-Za-z0-9.-]", "_", netloc)
+def cluster_dir(shared_root: Path, cluster: str) -> Path:
+    """admission/<MVP_CLUSTER_NAME>, or admission/<host_port> for a job sent
+    to another address (plan.cluster "at <address>"): never an address for
+    the runbook's own clusters, whose addresses repeat across hosts (compose)."""
+    if cluster.startswith("at "):
+        cluster = cluster[3:].split("://", 1)[-1].split("/", 1)[0]
+    return Layout(shared_root).admission / re.sub(r"[^A-Za-z0-9.@-]", "_", cluster)
 
 
 def _who(sid: str) -> str:
@@ -273,7 +277,7 @@ def _claimed(dash: Dashboard, cdir: Path, sid: str, need: int, job_dir: Path):
 
 
 @contextmanager
-def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: Path, need: int, queue: bool,
+def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: Path, need: int, queue: bool,
           timeout: float, claim_max: float):
     """The body runs (it submits) under the cluster's lock once `need` GPUs
     are free and nobody queued earlier waits; raises MvpError (one line)
@@ -281,7 +285,7 @@ def admit(dash: Dashboard, shared_root: Path, address: str, sid: str, job_dir: P
     if need <= 0:
         yield
         return
-    cdir = cluster_dir(shared_root, address)
+    cdir = cluster_dir(shared_root, cluster)
     ticket: Optional[_Ticket] = None
     start, reported, checks = time.monotonic(), None, 0
     try:

@@ -2,7 +2,7 @@
 import sys
 import time
 
-from . import jobdir, jobwait, log
+from . import clusters, jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .redact import Redactor
@@ -21,17 +21,24 @@ def wait_main(args, settings) -> int:
 
 
 def reconcile_main(args, settings) -> int:
-    """After a new head: jobs submitted to a cluster that went away before
-    they ended (no result.json, unknown to this Ray) are archived as LOST."""
+    """After a new head: this cluster's jobs that were submitted to a head
+    that went away before they ended (no result.json, unknown to this Ray)
+    are archived as LOST. Other clusters' jobs on the shared root are theirs."""
     dash = Dashboard(settings.dashboard_url)
-    lost = [sid for sid in jobdir.unfinished(settings.jobs_dir) if dash.job(sid) is None]
+    clusters.register(settings, dash)
+    own, others = jobdir.unfinished(settings.jobs_dir, settings.cluster_name)
+    lost = [sid for sid in own if dash.job(sid) is None]
     for sid in lost:
         jobdir.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
                              f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
+    if others:
+        log.info(f"{len(others)} unfinished job(s) of other clusters on this shared root left to them: "
+                 + ", ".join(f"{sid} ({name})" for sid, name in others))
     if lost:
         log.warn(f"{len(lost)} job(s) of a cluster that went away archived as LOST: {', '.join(lost)}")
     else:
-        log.skip("reconciling jobs (every submitted job has ended or is known to Ray)")
+        log.skip(f"reconciling jobs of cluster {settings.cluster_name} (every submitted job has ended or is known "
+                 "to Ray)")
     return 0
 
 

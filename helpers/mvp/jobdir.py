@@ -177,7 +177,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
     start, end = job.get("start_time"), job.get("end_time")
     result = {
-        "submission_id": submission_id,
+        "submission_id": submission_id, "cluster": cluster_of(jd),
         "status": job.get("status"),
         "message": redactor.text(job.get("message") or ""),
         "start_time": _iso(start), "end_time": _iso(end),
@@ -200,7 +200,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
     _save_driver_log(jd, None, submission_id, job, node_ray_dirs, redactor)
     start = job.get("start_time")
     result = {
-        "submission_id": submission_id, "status": "LOST", "last_ray_status": job.get("status"),
+        "submission_id": submission_id, "cluster": cluster_of(jd), "status": "LOST", "last_ray_status": job.get("status"),
         "message": redactor.text(evidence), "start_time": _iso(start), "end_time": None,
         "start_time_ms": start, "end_time_ms": None, "duration_s": None, "driver_exit_code": None,
         "head_node_ids": [], "timed_out": False, "finalized_at": datetime.now(timezone.utc).isoformat(),
@@ -210,15 +210,32 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
     return result
 
 
-def unfinished(jobs: Path) -> list:
-    """Ids of submitted jobs whose directory has no result.json yet."""
-    out = []
+def cluster_of(jd: Path) -> Optional[str]:
+    """The cluster the job was submitted to (MVP_CLUSTER_NAME, or "at <address>"
+    for a JobSpec's ray.address); None for a record older than cluster names."""
+    spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
+    return (spec.get("resolved") or {}).get("cluster")
+
+
+def is_of(jd: Path, cluster: str) -> bool:
+    """Whether the job belongs to `cluster`; an unnamed (older) record does."""
+    return cluster_of(jd) in (None, cluster)
+
+
+def unfinished(jobs: Path, cluster: str) -> tuple:
+    """([ids], [(id, cluster)]): submitted jobs without result.json yet, of
+    `cluster` and of the other clusters that share the root."""
+    own, others = [], []
     for sid in sorted(names(jobs)):
         jd = jobs / sid
         if not (jd / "result.json").exists() and any(
                 e.get("event") == "submitted" for e in fsutil.read_json_lines(jd / "logs" / "submit.log")):
-            out.append(sid)
-    return out
+            name = cluster_of(jd)
+            if name in (None, cluster):
+                own.append(sid)
+            else:
+                others.append((sid, name))
+    return own, others
 
 
 def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, settings) -> None:

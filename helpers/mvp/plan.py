@@ -40,7 +40,7 @@ class Plan:
 
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
-              "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from")
+              "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -84,7 +84,7 @@ class Plan:
             "entrypoint": self.entrypoint, "trainer_module": self.trainer_module,
             "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
             "private_env_names": sorted(self.private_env),
-            "trainer_profile": self.profile, "resumed_from": self.resumed_from,
+            "trainer_profile": self.profile, "resumed_from": self.resumed_from, "cluster": self.cluster,
         }
 
 
@@ -236,6 +236,9 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         raise MvpError("resources.entrypoint_resources: needs a resource > 0 (e.g. {worker_node: 1}); "
                        "without one Ray runs the driver on the head")
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
+    # The job record names its cluster (jobdir.cluster_of): a restarted head
+    # reconciles, and retention removes, its own cluster's jobs only.
+    cluster = settings.cluster_name if address.rstrip("/") == settings.dashboard_url else f"at {address}"
 
     overrides = {
         "trainer.default_local_dir": str(job_dir / "checkpoints"),
@@ -302,5 +305,6 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         entrypoint_num_gpus=float(res.get("entrypoint_num_gpus", 0) or 0),
         trainer_module=TRAINER_MODULES[workload], trainer_overrides=overrides, env_vars=env, python="python3",
         preflight=checked, profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
+        cluster=cluster,
     )
     return plan

@@ -176,7 +176,10 @@ def pvc(k: K8s) -> dict:
 # the dashboard address is KubeRay's RAY_DASHBOARD_ADDRESS, read when the
 # pod runs (Kubernetes expands $(VAR) in env values only for variables
 # defined before them, and KubeRay adds its own after ours).
-SUBMITTER_SH = ('export MVP_DASHBOARD_URL="http://$RAY_DASHBOARD_ADDRESS"; '
+# The cluster's name (MVP_CLUSTER_NAME) is its RayCluster's, from KubeRay's
+# <cluster>-head-svc.<namespace>... service address.
+SUBMITTER_SH = ('export MVP_DASHBOARD_URL="http://$RAY_DASHBOARD_ADDRESS" '
+                'MVP_CLUSTER_NAME="kuberay@${RAY_DASHBOARD_ADDRESS%%-head-svc*}"; '
                 'printf "%s\\0%s" "$MVP_JOBSPEC_TEXT" "$MVP_RAY_CONFIG_TEXT" | exec python3 -m mvp submit "$@"')
 
 

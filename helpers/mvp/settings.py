@@ -26,6 +26,7 @@ def _pairs(value: str) -> dict:
 FIELDS = {
     "shared_root": ("SHARED_ROOT", Path),
     "runtime": ("MVP_RUNTIME", str),
+    "cluster_name": ("MVP_CLUSTER_NAME", str),
     "dashboard_url": ("MVP_DASHBOARD_URL", lambda v: v.rstrip("/")),
     "head_ip": ("MVP_HEAD_IP", str),
     "head_node": ("MVP_HEAD_NODE", str),

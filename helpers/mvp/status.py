@@ -38,6 +38,7 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
         result = fsutil.read_json(jd / "result.json")
         row = rows.setdefault(sid, {"submission_id": sid, "source": "archive"})
         row["workload"] = (spec.get("resolved") or {}).get("workload")
+        row["cluster"] = (spec.get("resolved") or {}).get("cluster")
         if result:
             for key in ("status", "driver_node_ip", "driver_node_id", "driver_on_head"):
                 row.setdefault(key, result.get(key))
@@ -51,7 +52,7 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
 
 def collect(settings: Settings, dash: Dashboard) -> dict:
     up = dash.alive()
-    report = {"cluster": {"up": up, "dashboard": dash.url, "ok": False,
+    report = {"cluster": {"name": settings.cluster_name, "up": up, "dashboard": dash.url, "ok": False,
                           "problems": [] if up else ["the dashboard does not answer: the cluster is down"],
                           "head": None, "workers": []}}
     live = {}
@@ -82,7 +83,8 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
 
 def render(report: dict) -> str:
     c = report["cluster"]
-    lines = [f"cluster  {'UP' if c['up'] else 'DOWN'}  {'shape OK' if c['ok'] else 'shape WRONG'}  dashboard {c['dashboard']}"]
+    lines = [f"cluster  {'UP' if c['up'] else 'DOWN'}  {'shape OK' if c['ok'] else 'shape WRONG'}  "
+             f"dashboard {c['dashboard']}  name {c['name']}"]
     lines.append(f"  {'role':<8} {'ip':<15} {'CPU':>4} {'GPU':>4} {'worker_node':>11}  node id")
     rows = ([("head", c["head"])] if c.get("head") else []) + [("worker", w) for w in c.get("workers", [])]
     for role, n in rows:
@@ -94,8 +96,11 @@ def render(report: dict) -> str:
     lines.append(f"  {'submission id':<44} {'status':<10} {'workload':<8} {'driver ip':<15} {'on head':<7} started")
     for j in report["jobs"]:
         on_head = "-" if j.get("driver_on_head") is None else ("YES" if j["driver_on_head"] else "no")
+        # Jobs of the other clusters that share the root say whose they are.
+        other = j.get("cluster") not in (None, c["name"])
         lines.append(f"  {j['submission_id']:<44} {j.get('status') or '-':<10} {j.get('workload') or '-':<8} "
-                     f"{j.get('driver_node_ip') or '-':<15} {on_head:<7} {_fmt_ms(j.get('start_time'))}")
+                     f"{j.get('driver_node_ip') or '-':<15} {on_head:<7} {_fmt_ms(j.get('start_time'))}"
+                     + (f"  (cluster {j['cluster']})" if other else ""))
     if not report["jobs"]:
         lines.append("  (none)")
     u = report["shared_root"]

@@ -122,7 +122,7 @@ def main(args, settings) -> int:
     fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
     # The check and the submit are one step for this cluster: admission's
     # lock is held until Ray has the job (or refused it).
-    with admission.admit(dash, plan.shared_root, plan.address, plan.submission_id, plan.job_dir,
+    with admission.admit(dash, plan.shared_root, plan.cluster, plan.submission_id, plan.job_dir,
                          gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
                          settings.admission_claim_s):
         output, submitted_at, kinds, bundle_errors, store = _claim_and_submit(args, plan, files, dash, redactor,

@@ -130,6 +130,10 @@ mvp::config::derive() {
   fi
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
+  # A file name under <SHARED_ROOT>/clusters and admission/.
+  MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-$MVP_RUNTIME@$HOSTNAME}
+  [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||
+    mvp::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
   [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
     mvp::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"

@@ -55,7 +55,7 @@ def main() -> int:
     root = Path(args.shared_root)
     admission.POLL_S = 0.1
     try:
-        with admission.admit(dash, root, "http://127.0.0.9:8265", args.sid, root / "jobs" / args.sid, args.need,
+        with admission.admit(dash, root, "at http://127.0.0.9:8265", args.sid, root / "jobs" / args.sid, args.need,
                              args.queue, args.timeout, args.claim_max):
             (root / "jobs" / args.sid).mkdir(parents=True)
             time.sleep(args.hold)

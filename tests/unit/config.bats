@@ -4,7 +4,7 @@
 
 setup() {
   load ../test_helper/common
-  unset MVP_RUNTIME SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_CONFIG MVP_DASHBOARD_PORT
+  unset MVP_RUNTIME SHARED_ROOT MVP_HEAD_IP MVP_WORKER_IPS MVP_WORKERS MVP_CONFIG MVP_DASHBOARD_PORT MVP_CLUSTER_NAME
 }
 
 # Loads the configuration the way every script does and prints what it resolved.
@@ -12,7 +12,7 @@ resolve() {
   bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
     echo "runtime=$MVP_RUNTIME"; echo "shared=$SHARED_ROOT"; echo "head=$MVP_HEAD_IP"
     echo "workers=$MVP_WORKER_IPS"; echo "dashboard=$MVP_DASHBOARD_URL"; echo "gcs=$MVP_GCS_PORT"
-    echo "loaded=$MVP_CONFIG_LOADED"; echo "nodes=${MVP_NODES[*]}"' _ "$MVP_REPO" "$@"
+    echo "loaded=$MVP_CONFIG_LOADED"; echo "nodes=${MVP_NODES[*]}"; echo "cluster=$MVP_CLUSTER_NAME"' _ "$MVP_REPO" "$@"
 }
 
 @test "config: local defaults are head 127.0.0.2, dashboard :8265, GCS :6379, workers .3 and .4" {
@@ -72,6 +72,17 @@ resolve() {
   run resolve --runtime kubernetes
   assert_failure
   assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose local slurm ssh"
+}
+
+@test "config: the cluster's name is <runtime>@<host name> unless set; one that cannot be a file name is one line" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
+  run resolve
+  assert_line "cluster=local@$(uname -n)"
+  MVP_CLUSTER_NAME=team-a.gpu@rack1 run resolve --runtime compose
+  assert_line "cluster=team-a.gpu@rack1"
+  MVP_CLUSTER_NAME=../jobs run resolve
+  assert_failure
+  assert_output "ERROR: MVP_CLUSTER_NAME='../jobs' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
 }
 
 @test "config: a config file line that is not NAME=value is refused, not run" {

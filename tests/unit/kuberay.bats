@@ -136,6 +136,12 @@ STUB
   # Neither text is on the command line.
   run grep -c -F "trainer_overrides" <<<"$(jq -r '.command[]' <<<"$c")"
   assert_output 0
+  # The job record names the RayCluster, from KubeRay's head service address.
+  run --separate-stderr env -i "${env[@]}" "SHARED_ROOT=$SHARED_ROOT" "PYTHONPATH=$MVP_REPO/helpers" \
+    RAY_DASHBOARD_ADDRESS=rayjob-ppo-x7k2p-head-svc.mvp.svc.cluster.local:8265 "PATH=$BATS_TEST_TMPDIR/bin:/usr/bin:/bin" \
+    "${cmd[@]}" --check-only
+  assert_success
+  jq -e '.resolved.cluster == "kuberay@rayjob-ppo-x7k2p"' <<<"$output"
 }
 
 @test "71 nightly: valid RayCronJobs, one per nightly job, on the schedule; each run's id is KubeRay's" {

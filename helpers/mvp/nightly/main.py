@@ -42,7 +42,7 @@ def write_plan(run_dir: Path, args, settings) -> dict:
         name, _, sid = item.partition("=")
         jobs.append({"name": name, "submission_id": sid or None,
                      "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
-    plan = {"run_id": run_dir.name, "started_at": args.started, "code_id": args.code_id,
+    plan = {"run_id": run_dir.name, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
@@ -78,6 +78,7 @@ def main(args, settings) -> int:
         print(rep["summary"])
         return 0 if rep["passed"] else 1
     if args.step == "retention":
-        retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5))
+        retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5),
+                        settings.cluster_name)
         return 0
     return 2

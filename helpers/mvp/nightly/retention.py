@@ -1,5 +1,6 @@
-"""Keeps the newest N nightly runs with their job directories; deletes older
-ones, but never a job that is still running or one a kept report links to."""
+"""Keeps the newest N nightly runs of this cluster with their job directories;
+deletes older ones, but never a job that is still running, one a kept report
+links to, or anything of another cluster that shares the root."""
 import shutil
 from pathlib import Path
 
@@ -16,10 +17,17 @@ def _job_ids(run_dir: Path) -> set:
     return {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
 
 
-def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard) -> list:
-    runs = run_dirs(regressions)
+def _is_of(run_dir: Path, cluster: str) -> bool:
+    """A run without a cluster in its plan.json is older than cluster names: this cluster's."""
+    return (fsutil.read_json(run_dir / "plan.json", {}) or {}).get("cluster") in (None, cluster)
+
+
+def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, cluster: str) -> list:
+    every = run_dirs(regressions)
+    runs = [r for r in every if _is_of(r, cluster)]
+    others = [r for r in every if r not in runs]
     old, kept = runs[:-keep] if keep > 0 else runs, runs[-keep:] if keep > 0 else []
-    linked = set().union(*(_job_ids(r) for r in kept)) if kept else set()
+    linked = set().union(*(_job_ids(r) for r in kept + others)) if kept or others else set()
     running = set()
     if old and dash.alive():
         running = {j.get("submission_id") for j in dash.jobs() if j.get("status") not in TERMINAL}
@@ -27,7 +35,7 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard) -> list
     for run in old:
         spared = []
         for sid in sorted(_job_ids(run)):
-            if sid in running or sid in linked:
+            if sid in running or sid in linked or not jobdir.is_of(jobs_dir / sid, cluster):
                 spared.append(sid)
                 continue
             shutil.rmtree(jobs_dir / sid, ignore_errors=True)
