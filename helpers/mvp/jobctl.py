@@ -1,6 +1,7 @@
 """`wait`, `logs` and `stop`: a submitted job's lifecycle after submission."""
 import sys
 import time
+from pathlib import Path
 
 from . import clusters, jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
@@ -46,8 +47,8 @@ def logs_main(args, settings) -> int:
     sid = args.submission_id
     jd = settings.jobs_dir / sid
     dash = Dashboard(settings.dashboard_url)
-    archived = jd / "logs" / "driver.log"
     job = dash.job(sid) if dash.alive() else None
+    listed = job
     if job is not None and job["status"] in TERMINAL:
         # An ended job is archived first: its copy holds the log even when
         # the dashboard cannot serve it (the driver's node died).
@@ -57,11 +58,7 @@ def logs_main(args, settings) -> int:
         except MvpError:
             job = None
     if job is None:
-        if archived.is_file():
-            log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
-            _show(archived.read_text(encoding="utf-8", errors="replace"), args)
-            return 0
-        raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
+        return _show_archived(jd, sid, listed, args)
     redactor = Redactor.for_job(job)
     if args.steps and not args.follow:
         _show(redactor.text(dash.job_logs(sid)), args)
@@ -81,6 +78,22 @@ def logs_main(args, settings) -> int:
         log.info(f"job {sid} ended {job['status']}")
     jobdir.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
+
+
+def _show_archived(jd: Path, sid: str, listed, args) -> int:
+    """The archived driver log of a job Ray cannot serve; else one line that
+    tells a job Ray lost apart from one it never had."""
+    archived = jd / "logs" / "driver.log"
+    if archived.is_file():
+        log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
+        _show(archived.read_text(encoding="utf-8", errors="replace"), args)
+        return 0
+    if listed is not None:
+        missing = jd / "logs" / "driver.log.missing"
+        why = f": {missing.read_text(encoding='utf-8').strip()}" if missing.is_file() else ""
+        raise MvpError(f"job {sid}: Ray lists it as {listed['status']} but cannot serve its log, and no copy "
+                       f"was archived{why}")
+    raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
 
 
 def _log_text(text: str, shown: int) -> int:

@@ -347,6 +347,13 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   run "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  # Without the copy (as where no node's Ray logs can be read from here),
+  # 51 says Ray lists the job but cannot serve its log, never "does not know it".
+  mv "$SHARED_ROOT/jobs/$id/logs/driver.log" "$BATS_TEST_TMPDIR/driver.log"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
+  assert_failure 1
+  [[ $stderr == *"ERROR: job $id: Ray lists it as FAILED but cannot serve its log, and no copy was archived"* ]]
+  mv "$BATS_TEST_TMPDIR/driver.log" "$SHARED_ROOT/jobs/$id/logs/driver.log"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   assert_output --partial "bringing back worker node(s) that are down: $node"
