@@ -6,10 +6,10 @@ from typing import Any
 
 from jobenv import mvp_private_env
 
+from . import workloads
 from .errors import MvpError
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-WORKLOADS = ("ppo", "grpo", "sft")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OVERRIDE_KEY = re.compile(r"^\+{0,2}[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -167,8 +167,8 @@ def parse_override_arg(item: str) -> tuple:
 def parse_jobspec(text: str, name: str) -> dict:
     spec = check_fields(load_yaml(text, name), JOBSPEC_FIELDS, name)
     workload = spec.get("workload")
-    if workload not in WORKLOADS:
-        raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(WORKLOADS)}")
+    if workload not in workloads.NAMES:
+        raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(workloads.NAMES)}")
     if spec.get("submission_id"):
         check_id(spec["submission_id"], f"{name}.submission_id")
     check_fields(spec.get("dataset"), DATASET_FIELDS, f"{name}.dataset")

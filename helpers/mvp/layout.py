@@ -52,9 +52,6 @@ class Layout:
     def model(self, model_id: str) -> Path:
         return self.root / _PATHS["models"] / model_id
 
-    def regression_run(self, run_id: str) -> Path:
-        return self.root / _PATHS["regressions"] / run_id
-
 
 def render() -> str:
     """The text of shared-layout.txt."""

@@ -14,8 +14,8 @@ from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
 from .settings import Settings
+from .workloads import WORKLOADS, Workload
 
-TRAINER_MODULES = {"ppo": "verl.trainer.main_ppo", "grpo": "verl.trainer.main_ppo", "sft": "verl.trainer.sft_trainer_ray"}
 LAUNCHER = Path(__file__).with_name("launch.py")
 # On a job's PYTHONPATH when it has private variables: mvp_private_env.py.
 JOB_ENV_DIR = Path(__file__).parent.parent / "jobenv"
@@ -188,24 +188,66 @@ def set_override(overrides: dict, key: str, value: str) -> None:
 def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
           submission_id: str = "", resume_from: str = "") -> Plan:
     """`extra`: (key, value) pairs from --override, after the JobSpec's own
-    and the trainer profile's; `resume_from`: JOB_ID[/global_step_N]."""
-    workload = spec["workload"]
+    and the trainer profile's; `resume_from`: JOB_ID[/global_step_N]. The
+    steps, in order: where, which code, which inputs, which resources, the
+    trainer overrides, the environment, the preflight."""
+    workload = WORKLOADS[spec["workload"]]
+    root = _shared_root(spec, settings)
+    layout = Layout(root)
+    sid = submission_id or spec.get("submission_id") or new_id(workload.name)
+    check_id(sid, "submission_id")
+    job_dir = layout.job(sid)
+    code_path, code_id = _code(spec, settings, root, layout)
+    t0 = time.perf_counter()
+    snap = preflight.SnapshotConfig(code_path, workload.trainer_module, layout.preflight, label=code_id)
+    snap_seconds = time.perf_counter() - t0
+    standin = profile.is_standin(code_path)
+    overlay = profile.overlay(settings.trainer_profile, workload.name)
+    inputs = _inputs(spec, root, check_model=not standin)
+    for p, what in ((job_dir, "job directory"), (LAUNCHER, "launcher")):
+        _safe_for_shell(p, what)
+    resources = _entry_resources(spec, ray_cfg)
+    address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
+    overrides = _runbook_overrides(workload, sid, job_dir, inputs, settings)
+    overrides.update(_reward_fn(root, spec, snap))
+    resume_overrides, resumed_from = _resume(layout, resume_from, workload.name) if resume_from else ({}, "")
+    overrides.update(resume_overrides)
+    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *overlay.overrides.items(), *extra]:
+        set_override(overrides, key, value)
+    env = _job_env(spec, ray_cfg, settings, overlay, workload, code_path, address)
+    # The preflight's cost: reading the snapshot's config facts and checking the overrides.
+    checked = preflight.verify(snap, [f"{k}={v}" for k, v in overrides.items()], time.perf_counter() - snap_seconds)
+    return Plan(
+        submission_id=sid, workload=workload.name, shared_root=root, job_dir=job_dir,
+        code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
+        trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
+        profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
+        cluster=_cluster_name(address, settings), **resources)
+
+
+def _cluster_name(address: str, settings: Settings) -> str:
+    """The job record names its cluster (jobdir.cluster_of): a restarted head
+    reconciles, and retention removes, its own cluster's jobs only."""
+    return settings.cluster_name if address.rstrip("/") == settings.dashboard_url else f"at {address}"
+
+
+def _shared_root(spec: dict, settings: Settings) -> Path:
     root = Path(os.path.normpath(settings.shared_root))
     if spec.get("shared_root") and Path(os.path.normpath(spec["shared_root"])) != root:
         raise MvpError(f"shared_root: {spec['shared_root']} is not the configured SHARED_ROOT {root}; "
                        "remove shared_root from the JobSpec or run with SHARED_ROOT set to it")
     if not root.is_dir():
         raise MvpError(f"shared_root: {root} does not exist; mount the shared storage or fix shared_root")
-    sid = submission_id or spec.get("submission_id") or new_id(workload)
-    check_id(sid, "submission_id")
-    layout = Layout(root)
-    job_dir = layout.job(sid)
+    return root
 
-    code_id = settings.code_id
+
+def _code(spec: dict, settings: Settings, root: Path, layout: Layout) -> tuple:
+    """(code path, code id): the JobSpec's code_path, else CODE_ID's snapshot,
+    else the newest snapshot; the id is the snapshot's own marker."""
     if spec.get("code_path"):
         code_path = _inside(root, spec["code_path"], "code_path", must_exist=False)
     else:
-        code_id = code_id or snapshot.newest(root) or ""
+        code_id = settings.code_id or snapshot.newest(root) or ""
         if not code_id:
             raise MvpError("code_path: no code snapshot exists; run scripts/31_snapshot_verl_code.sh or set code_path")
         check_id(code_id, "CODE_ID")
@@ -214,32 +256,35 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     if marker is None:
         raise MvpError(f"code_path: {code_path} is not a code snapshot (no mvp_marker.py); "
                        "create one with scripts/31_snapshot_verl_code.sh")
-    code_id = marker
-    t0 = time.perf_counter()
-    snap = preflight.SnapshotConfig(code_path, TRAINER_MODULES[workload], layout.preflight, label=code_id)
-    snap_seconds = time.perf_counter() - t0
+    return code_path, marker
 
-    standin = profile.is_standin(code_path)
-    overlay = profile.overlay(settings.trainer_profile, workload)
+
+def _inputs(spec: dict, root: Path, check_model: bool) -> dict:
+    """The model and the train/val parquet, each checked to be on shared storage."""
     model = _inside(root, spec["model"], "model")
-    if not standin:
+    if check_model:
         profile.check_model(model)
     dataset = spec.get("dataset") or {}
-    train = _inside(root, dataset["train"], "dataset.train")
-    val = _inside(root, dataset["val"], "dataset.val") if dataset.get("val") else None
-    for p, what in ((job_dir, "job directory"), (LAUNCHER, "launcher")):
-        _safe_for_shell(p, what)
+    return {"model": model, "train": _inside(root, dataset["train"], "dataset.train"),
+            "val": _inside(root, dataset["val"], "dataset.val") if dataset.get("val") else None}
 
+
+def _entry_resources(spec: dict, ray_cfg: dict) -> dict:
+    """What the driver asks Ray for: the Ray config's entrypoint_*, the
+    JobSpec's resources over them. A resource > 0 is required: it is what
+    keeps the driver off the head."""
     res = {**{k: v for k, v in ray_cfg.items() if k.startswith("entrypoint")}, **(spec.get("resources") or {})}
     entry_resources = res.get("entrypoint_resources") or {}
     if not any(v > 0 for v in entry_resources.values()):
         raise MvpError("resources.entrypoint_resources: needs a resource > 0 (e.g. {worker_node: 1}); "
                        "without one Ray runs the driver on the head")
-    address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
-    # The job record names its cluster (jobdir.cluster_of): a restarted head
-    # reconciles, and retention removes, its own cluster's jobs only.
-    cluster = settings.cluster_name if address.rstrip("/") == settings.dashboard_url else f"at {address}"
+    return {"entrypoint_num_cpus": float(res.get("entrypoint_num_cpus", 1)), "entrypoint_resources": entry_resources,
+            "entrypoint_num_gpus": float(res.get("entrypoint_num_gpus", 0) or 0)}
 
+
+def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict, settings: Settings) -> dict:
+    """The overrides the runbook sets before the JobSpec's own: where the job
+    writes, its size on this cluster, its inputs, the workload's defaults."""
     overrides = {
         "trainer.default_local_dir": str(job_dir / "checkpoints"),
         # Hydra writes its outputs/<date>/<time>/ in the driver's working directory otherwise.
@@ -248,26 +293,19 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",
         "trainer.nnodes": str(settings.workers), "trainer.n_gpus_per_node": str(settings.gpus_per_worker),
-        "data.train_files": str(train),
+        "data.train_files": str(inputs["train"]),
     }
-    if val:
-        overrides["data.val_files"] = str(val)
-    if workload == "sft":
-        overrides.update({"model.path": str(model), "data.messages_key": "messages"})
-    else:
-        overrides["actor_rollout_ref.model.path"] = str(model)
-        if workload == "ppo":
-            overrides["critic.model.path"] = str(model)
-        else:
-            overrides.update({"algorithm.adv_estimator": "grpo", "actor_rollout_ref.rollout.n": "5"})
-    overrides.update(_reward_fn(root, spec, snap))
-    resumed_from = ""
-    if resume_from:
-        resume_overrides, resumed_from = _resume(layout, resume_from, workload)
-        overrides.update(resume_overrides)
-    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *overlay.overrides.items(), *extra]:
-        set_override(overrides, key, value)
+    if inputs["val"]:
+        overrides["data.val_files"] = str(inputs["val"])
+    overrides.update((key, str(inputs["model"])) for key in workload.model_keys)
+    overrides.update(workload.defaults)
+    return overrides
 
+
+def _job_env(spec: dict, ray_cfg: dict, settings: Settings, overlay, workload: Workload, code_path: Path,
+             address: str) -> dict:
+    """The job's environment, lowest first: MVP_JOB_ENV_PASSTHROUGH, the Ray
+    config's, the profile's, the JobSpec's; PYTHONPATH leads with the snapshot."""
     env = dict(settings.job_env)
     env.update((ray_cfg.get("runtime_env") or {}).get("env_vars") or {})
     env.update(overlay.env_vars)
@@ -280,7 +318,13 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     job_env_dir = str(JOB_ENV_DIR) if private else ""
     env["PYTHONPATH"] = ":".join(p for p in (str(code_path), user_pythonpath, overlay.pythonpath, job_env_dir,
                                              "${PYTHONPATH}") if p)
-    if workload == "sft":
+    _trainer_env(env, workload)
+    return env
+
+
+def _trainer_env(env: dict, workload: Workload) -> None:
+    """What each trainer needs in its environment, and what verl refuses there."""
+    if workload.name == "sft":
         env.setdefault("RAY_ADDRESS", "auto")
         # sft_trainer_ray's driver trains in-process on trainer.device, which
         # verl's auto_set_device makes cuda even when asked for cpu. A driver
@@ -288,23 +332,10 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         # CUDA_VISIBLE_DEVICES="" ("No CUDA GPUs are available"); 0 here keeps
         # the node's GPUs visible to it.
         env.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    else:
-        # verl's multi-node guide sets it in the job's runtime_env.
-        env.setdefault("TORCH_NCCL_AVOID_RECORD_STREAMS", "1")
-        for name in sorted(set(env) & set(VERL_RESERVED_ENV)):
-            raise MvpError(f"env_vars.{name}: verl's main_ppo sets {name} in the runtime_env of its own ray.init "
-                           f"(verl/trainer/constants_ppo.py) and Ray refuses a job env var of the same name; "
-                           f"{VERL_RESERVED_ENV[name]}")
-    # The preflight's cost: reading the snapshot's config facts and checking the overrides.
-    checked = preflight.verify(snap, [f"{k}={v}" for k, v in overrides.items()], time.perf_counter() - snap_seconds)
-
-    plan = Plan(
-        submission_id=sid, workload=workload, shared_root=root, job_dir=job_dir,
-        code_path=code_path, code_id=code_id, address=address,
-        entrypoint_num_cpus=float(res.get("entrypoint_num_cpus", 1)), entrypoint_resources=entry_resources,
-        entrypoint_num_gpus=float(res.get("entrypoint_num_gpus", 0) or 0),
-        trainer_module=TRAINER_MODULES[workload], trainer_overrides=overrides, env_vars=env, python="python3",
-        preflight=checked, profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
-        cluster=cluster,
-    )
-    return plan
+        return
+    # verl's multi-node guide sets it in the job's runtime_env.
+    env.setdefault("TORCH_NCCL_AVOID_RECORD_STREAMS", "1")
+    for name in sorted(set(env) & set(VERL_RESERVED_ENV)):
+        raise MvpError(f"env_vars.{name}: verl's main_ppo sets {name} in the runtime_env of its own ray.init "
+                       f"(verl/trainer/constants_ppo.py) and Ray refuses a job env var of the same name; "
+                       f"{VERL_RESERVED_ENV[name]}")

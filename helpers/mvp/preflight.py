@@ -341,10 +341,6 @@ def check(code_path: Path, module: str, overrides: list, cache_dir: Optional[Pat
     return verify(SnapshotConfig(code_path, module, cache_dir, label), overrides, t0)
 
 
-def reward_key(code_path: Path, module: str = "verl.trainer.main_ppo", cache_dir: Optional[Path] = None) -> Optional[str]:
-    return SnapshotConfig(code_path, module, cache_dir).reward_key()
-
-
 def main(argv: Optional[list] = None) -> int:
     """python -m mvp.preflight CODE_PATH MODULE [--cache-dir DIR] [--reward-key] [OVERRIDE...]"""
     import argparse

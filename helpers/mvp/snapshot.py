@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, log
+from . import fsutil, log, workloads
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -151,8 +151,7 @@ def derive_preflight_facts(target: Path, settings) -> None:
     """What the preflight needs from the snapshot's config (a Hydra compose,
     about a second each) is derived now, once: submissions then read it."""
     from . import preflight
-    from .plan import TRAINER_MODULES
-    for module in sorted(set(TRAINER_MODULES.values())):
+    for module in workloads.trainer_modules():
         try:
             snap = preflight.SnapshotConfig(target, module, settings.layout.preflight, label=target.name)
         except MvpError as exc:
