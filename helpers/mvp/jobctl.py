@@ -6,6 +6,7 @@ from pathlib import Path
 from . import clusters, jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
+from .log_keeper import LIVE_NAME
 from .redact import Redactor
 
 FOLLOW_POLL_S = 1.0
@@ -87,6 +88,12 @@ def _show_archived(jd: Path, sid: str, listed, args) -> int:
     if archived.is_file():
         log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
         _show(archived.read_text(encoding="utf-8", errors="replace"), args)
+        return 0
+    live = jd / "logs" / LIVE_NAME
+    if live.is_file():
+        log.info(f"job {sid}: Ray cannot serve its log{' (any more)' if listed is None else ''}; showing the copy "
+                 f"its node kept while it ran ({live}, up to its last copy)")
+        _show(live.read_text(encoding="utf-8", errors="replace"), args)
         return 0
     if listed is not None:
         missing = jd / "logs" / "driver.log.missing"

@@ -12,6 +12,7 @@ from typing import Optional
 from . import bundle, fsutil
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
+from .log_keeper import LIVE_NAME
 from .redact import Redactor
 
 SUBDIRS = ("config", "logs", "checkpoints", "debug")
@@ -164,7 +165,14 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
         (jd / "logs" / "driver.log.missing").unlink(missing_ok=True)
     else:
-        fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either\n")
+        live = jd / "logs" / LIVE_NAME
+        kept = (f"; its node kept {live} while it ran (last copied {_mtime(live)})" if live.is_file()
+                else "; no copy was kept while it ran")
+        fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either{kept}\n")
+
+
+def _mtime(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False,

@@ -3,7 +3,8 @@ worker that holds the driver).
 
 Usage: python3 launch.py <job dir>
 
-Sets the job's private variables (helpers/jobenv/mvp_private_env.py), prints
+Sets the job's private variables (helpers/jobenv/mvp_private_env.py), starts
+the keeper of the driver log's copy in the job directory (log_keeper.py), prints
 where `verl` is imported from and which code snapshot PYTHONPATH
 selected, then replaces itself with the trainer, whose arguments it reads from
 <job dir>/config/job_spec.json. The arguments never pass through a shell, so
@@ -13,6 +14,8 @@ import json
 import os
 import re
 import sys
+
+import log_keeper  # beside this file, which is sys.path[0] until main() drops it
 
 
 def precheck() -> None:
@@ -53,6 +56,8 @@ def main() -> int:
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)
     private_env()
+    # After private_env: the keeper masks the private values it inherits.
+    log_keeper.start(sys.argv[1], float(resolved.get("log_sync_s", 30)))
     precheck()
     overrides = [f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
     argv = [sys.executable, "-m", resolved["trainer_module"], *overrides]

@@ -40,7 +40,8 @@ class Plan:
 
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
-              "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster")
+              "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster",
+              "log_sync_s")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -85,6 +86,7 @@ class Plan:
             "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
             "private_env_names": sorted(self.private_env),
             "trainer_profile": self.profile, "resumed_from": self.resumed_from, "cluster": self.cluster,
+            "log_sync_s": self.log_sync_s,
         }
 
 
@@ -222,7 +224,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
         trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
         profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
-        cluster=_cluster_name(address, settings), **resources)
+        cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s, **resources)
 
 
 def _cluster_name(address: str, settings: Settings) -> str:

@@ -44,7 +44,7 @@ RAYCRONJOB = (1, 6, 0)  # RayCronJob (alpha: the operator's RayCronJob feature g
 CRON_TIME_ZONE = (1, 7, 0)  # RayCronJob spec.timeZone
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
-                      "MVP_LOST_AFTER_S", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
+                      "MVP_LOST_AFTER_S", "MVP_LOG_SYNC_SECONDS", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
                       "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP", "MVP_TRAINER_PROFILE")
 
 

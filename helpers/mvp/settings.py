@@ -37,6 +37,7 @@ FIELDS = {
     "job_timeout": ("MVP_JOB_TIMEOUT", float),
     "nodes_timeout": ("MVP_NODES_TIMEOUT", float),
     "lost_after": ("MVP_LOST_AFTER_S", float),
+    "log_sync_s": ("MVP_LOG_SYNC_SECONDS", float),
     "admission_claim_s": ("MVP_ADMISSION_CLAIM_S", float),
     "min_free_mb": ("MVP_MIN_FREE_MB", int),
     "node_ray_dirs": ("MVP_NODE_RAY_DIRS", _pairs),

@@ -130,6 +130,8 @@ mvp::config::derive() {
   fi
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
+  [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
+    mvp::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
   # A file name under <SHARED_ROOT>/clusters and admission/.
   MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-$MVP_RUNTIME@$HOSTNAME}
   [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||

@@ -327,9 +327,9 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   assert_success
 }
 
-@test "faults: the worker holding the driver killed: FAILED, driver.log copied from the node's own Ray logs, 51 shows it, 21 brings the node back" {
+@test "faults: the worker holding the driver killed: FAILED, driver.log copied from the node's own Ray logs, the copy kept while it ran holds its start, 51 shows either, 21 brings the node back" {
   local id=faults-worker-$RANDOM ip node
-  "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
+  MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
     --override +mvp_standin.step_seconds=1 >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
   ip=$(driver_ip_when_running "$id")
@@ -347,13 +347,24 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   run "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
-  # Without the copy (as where no node's Ray logs can be read from here),
-  # 51 says Ray lists the job but cannot serve its log, never "does not know it".
-  mv "$SHARED_ROOT/jobs/$id/logs/driver.log" "$BATS_TEST_TMPDIR/driver.log"
+  # The copy the node kept while the job ran (every second here) died with
+  # the node: it holds the job's start, and is a prefix of Ray's own copy.
+  local logs=$SHARED_ROOT/jobs/$id/logs
+  grep -q "^MVP_PRECHECK_MARKER=standin$" "$logs/driver.live.log"
+  cmp -n "$(stat -c %s "$logs/driver.live.log")" "$logs/driver.live.log" "$logs/driver.log"
+  # Without Ray's copy (as where no node's Ray logs can be read from here),
+  # 51 shows the kept copy; without either, it says Ray lists the job but
+  # cannot serve its log, never "does not know it".
+  mv "$logs/driver.log" "$BATS_TEST_TMPDIR/driver.log"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  [[ $stderr == *"showing the copy its node kept while it ran"* ]]
+  mv "$logs/driver.live.log" "$BATS_TEST_TMPDIR/driver.live.log"
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_failure 1
   [[ $stderr == *"ERROR: job $id: Ray lists it as FAILED but cannot serve its log, and no copy was archived"* ]]
-  mv "$BATS_TEST_TMPDIR/driver.log" "$SHARED_ROOT/jobs/$id/logs/driver.log"
+  mv "$BATS_TEST_TMPDIR/driver.log" "$BATS_TEST_TMPDIR/driver.live.log" "$logs/"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   assert_output --partial "bringing back worker node(s) that are down: $node"

@@ -388,7 +388,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ ! -e $SHARED_ROOT/jobs/$id/checkpoints/global_step_10 ]]
 }
 
-@test "51_logs.sh follows a running job; 52_stop.sh stops it and archives it as STOPPED" {
+@test "51_logs.sh follows a running job; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy" {
   run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
   assert_success
   local id
@@ -409,6 +409,15 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
   assert_output --partial "step:1 "
+  # Ray stopped the driver and its descendants; the keeper, outside that
+  # tree, made its last copy within a second of the driver's end. It copies
+  # the file's bytes; Ray's log API serves tqdm's carriage returns as newlines.
+  local logs=$SHARED_ROOT/jobs/$id/logs
+  for ((i = 0; i < 50; i++)); do
+    tr '\r' '\n' <"$logs/driver.live.log" | cmp -s - "$logs/driver.log" && break
+    sleep 0.1
+  done
+  tr '\r' '\n' <"$logs/driver.live.log" | diff - "$logs/driver.log"
 }
 
 @test "--dry-run validates and prints the command, and writes nothing" {

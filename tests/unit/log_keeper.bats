@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# The driver log's keeper (helpers/mvp/log_keeper.py) with a real driver
+# process whose stdout is a file, as Ray's job supervisor starts drivers: the
+# job directory's copy grows while the driver runs, secrets masked, and holds
+# everything the driver wrote after the driver, its descendants and its
+# process group are SIGKILLed (as `ray job stop`'s job supervisor and Ray's
+# watcher of a dead supervisor do), and the keeper then ends.
+
+setup() {
+  load ../test_helper/common
+  JD=$BATS_TEST_TMPDIR/job
+  mkdir -p "$JD/logs"
+  DRIVER=$BATS_TEST_TMPDIR/driver.py
+  # Loads the keeper as launch.py does (its directory first on sys.path),
+  # then writes a step line every 0.2 s until killed.
+  cat >"$DRIVER" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import log_keeper
+print("keeper started:", log_keeper.start(sys.argv[2], float(sys.argv[3])), flush=True)
+print("token in use:", "s3cret-value-42", flush=True)
+for step in range(1, 10000):
+    print(f"step:{step} - loss:{1 / step:.4f}", flush=True)
+    time.sleep(0.2)
+PY
+}
+
+teardown() {
+  [[ -z ${DRIVER_PID:-} ]] || kill -KILL -- "-$DRIVER_PID" 2>/dev/null || true
+  local pid
+  for pid in $(pgrep -f "$DRIVER" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+}
+
+# wait_until SECONDS CMD...: CMD succeeds within SECONDS, or the test fails saying so.
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    ((SECONDS < deadline)) || { echo "not within the time: $*" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
+# (A function, not `bash -c`: that shell's own argv would hold the pattern.)
+no_process_runs() { ! pgrep -f "$1" >/dev/null; }
+
+# kill_like_ray PID: SIGKILL to PID and every descendant (job_supervisor.py
+# stops job_process.children(recursive=True) too), then to its process group.
+kill_like_ray() {
+  local pid=$1 all=() i child
+  all=("$pid")
+  for ((i = 0; i < ${#all[@]}; i++)); do
+    for child in $(ps -o pid= --ppid "${all[$i]}"); do all+=("$child"); done
+  done
+  kill -KILL "${all[@]}" 2>/dev/null || true
+  kill -KILL -- "-$pid" 2>/dev/null || true
+}
+
+start_driver() {
+  MY_API_TOKEN=s3cret-value-42 setsid "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp" "$JD" "$1" \
+    >"$BATS_TEST_TMPDIR/job-driver.log" 2>&1 &
+  DRIVER_PID=$!
+}
+
+@test "log keeper: the job directory's copy grows while the driver runs, whole lines, the secret masked" {
+  start_driver 0.5
+  wait_until 10 grep -q '^step:5 ' "$JD/logs/driver.live.log"
+  run cat "$JD/logs/driver.live.log"
+  assert_line "keeper started: True"
+  assert_line "token in use: ***"
+  refute_output --partial "s3cret-value-42"
+  # Only whole lines are copied: the last byte is a newline.
+  [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
+}
+
+@test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote, and the keeper ends" {
+  start_driver 30
+  wait_until 10 grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
+  # The 30 s interval has not come round again: the last copy is the driver's end.
+  kill_like_ray "$DRIVER_PID"
+  wait_until 5 no_process_runs "$DRIVER"
+  sed 's/s3cret-value-42/***/' "$BATS_TEST_TMPDIR/job-driver.log" >"$BATS_TEST_TMPDIR/expected.log"
+  diff "$BATS_TEST_TMPDIR/expected.log" "$JD/logs/driver.live.log"
+  DRIVER_PID=""
+}
+
+@test "log keeper: no keeper with MVP_LOG_SYNC_SECONDS=0 or when stdout is not a file" {
+  start_driver 0
+  wait_until 10 grep -q '^step:2 ' "$BATS_TEST_TMPDIR/job-driver.log"
+  assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/job-driver.log")" "keeper started: False"
+  [[ ! -e $JD/logs/driver.live.log ]]
+  kill -KILL -- "-$DRIVER_PID"; DRIVER_PID=""
+  run bash -c 'timeout 2 "$1" "$2" "$3" "$4" 1 2>/dev/null | head -n 1' _ "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp" "$JD"
+  assert_output "keeper started: False"
+  [[ ! -e $JD/logs/driver.live.log ]]
+}
