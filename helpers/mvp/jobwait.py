@@ -1,14 +1,21 @@
 """Waiting on a submitted job: polling Ray until it ends, stopping it at its
 deadline, then archiving it in its job directory (jobdir.finalize). When the
-cluster goes away under the wait, the job is archived as LOST."""
+cluster goes away under the wait, the job is archived as LOST. While it
+runs, its progress (progress.py) shows: a line rewritten in place on a
+terminal, a plain line at most every PROGRESS_LINE_S otherwise (cron, CI)."""
+import sys
 import time
 
-from . import jobdir, log
+from . import jobdir, log, progress
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 
 STOP_GRACE_S = 60
 POLL_S = 0.5
+# How often the kept log is read for progress; how often a plain progress
+# line may be printed when stderr is no terminal (a new step each time).
+PROGRESS_READ_S = 2.0
+PROGRESS_LINE_S = 60.0
 
 
 class ClusterLost(Exception):
@@ -19,9 +26,11 @@ class ClusterLost(Exception):
         self.last, self.evidence = last, evidence
 
 
-def poll(dash: Dashboard, submission_id: str, seconds: float, on_status=None, lost_after: float = None) -> dict:
+def poll(dash: Dashboard, submission_id: str, seconds: float, on_status=None, lost_after: float = None,
+         on_tick=None) -> dict:
     """The job's details once it has ended, or the last ones seen when
-    `seconds` pass first. on_status(status) is called on every change. With
+    `seconds` pass first. on_status(status) is called on every change,
+    on_tick(job) after every answer while the job has not ended. With
     lost_after, a dashboard that does not answer, or no longer knows a job it
     knew, for that long raises ClusterLost instead of MvpError."""
     deadline = time.monotonic() + seconds
@@ -49,6 +58,8 @@ def poll(dash: Dashboard, submission_id: str, seconds: float, on_status=None, lo
         last = job
         if job["status"] in TERMINAL or time.monotonic() > deadline:
             return job
+        if on_tick:
+            on_tick(job)
         time.sleep(POLL_S)
 
 
@@ -70,13 +81,51 @@ def stop(dash: Dashboard, submission_id: str) -> dict:
     return job
 
 
+class ProgressShown:
+    """The job's progress as its kept log shows it, printed when it moves."""
+
+    def __init__(self, jd, submission_id: str, terminal: bool):
+        self.jd, self.sid, self.terminal = jd, submission_id, terminal
+        self.read_at = self.printed_at = float("-inf")
+        self.shown, self.open_line = None, False
+
+    def tick(self, job: dict) -> None:
+        now = time.monotonic()
+        if job["status"] != "RUNNING" or now - self.read_at < PROGRESS_READ_S:
+            return
+        self.read_at = now
+        p = progress.of_job(self.jd)
+        if p is None or p["step"] == self.shown or (not self.terminal and now - self.printed_at < PROGRESS_LINE_S):
+            return
+        self.shown, self.printed_at = p["step"], now
+        if self.terminal:
+            sys.stderr.write(f"\r\x1b[Kjob {self.sid}: {progress.text(p)}")
+            sys.stderr.flush()
+            self.open_line = True
+        else:
+            log.info(f"job {self.sid}: {progress.text(p)}")
+
+    def end_line(self) -> None:
+        """Ends the line rewritten in place, before any other line."""
+        if self.open_line:
+            sys.stderr.write("\n")
+            self.open_line = False
+
+
 def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: float, node_ray_dirs: dict) -> dict:
     """Waits for the job to end, stopping it when the deadline passes, and
     archives it; a cluster that goes away for lost_after seconds makes it LOST."""
+    shown = ProgressShown(jd, submission_id, sys.stderr.isatty())
+
+    def on_status(status: str) -> None:
+        shown.end_line()
+        log.info(f"job {submission_id}: {status}")
+
     try:
-        job = poll(dash, submission_id, timeout, lambda status: log.info(f"job {submission_id}: {status}"),
-                   lost_after=lost_after)
+        job = poll(dash, submission_id, timeout, on_status, lost_after=lost_after, on_tick=shown.tick)
+        shown.end_line()
     except ClusterLost as lost:
+        shown.end_line()
         log.warn(f"job {submission_id}: the cluster went away ({lost.evidence}); archiving it as LOST")
         return jobdir.finalize_lost(jd, submission_id, lost.last, lost.evidence, node_ray_dirs)
     if job["status"] in TERMINAL:

@@ -1,5 +1,5 @@
 """Keeps a copy of the driver's log in the job directory while the job runs
-(standard library and redact.py only: the launcher loads it on the worker
+(standard library, fsutil.py and redact.py only: the launcher loads it on the worker
 that holds the driver, before the trainer replaces the launcher).
 
 Ray keeps the driver log on the driver's node only; its dashboard serves it
@@ -18,8 +18,9 @@ import sys
 import time
 
 try:
-    from . import redact
+    from . import fsutil, redact
 except ImportError:  # loaded by launch.py as a top-level module
+    import fsutil
     import redact
 
 LIVE_NAME = "driver.live.log"
@@ -79,7 +80,9 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
     (a secret split over two reads would escape the mask), until the driver
     is gone; then the rest."""
     pos, last = 0, 0.0
-    with open(dst, "wb") as out:
+    # Owner and group only, as every file of a job directory.
+    with os.fdopen(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb") as out:
+        os.fchmod(out.fileno(), fsutil.FILE_MODE)
         while True:
             alive = driver_alive()
             if not alive or time.monotonic() - last >= every_s:

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from pathlib import Path
 
-from . import cluster, fsutil, jobdir
+from . import cluster, fsutil, jobdir, progress
 from .dashboard import Dashboard
 from .settings import Settings
 
@@ -68,6 +68,10 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
                 jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     job_dirs, archived = jobdir.newest(settings.jobs_dir, RECENT_JOBS)
     report["jobs"] = recent_jobs(settings.jobs_dir, archived, live, RECENT_JOBS)
+    for j in report["jobs"]:
+        if j.get("status") == "RUNNING":
+            # From the log its node keeps in the job directory: no Ray call.
+            j["progress"] = progress.of_job(settings.jobs_dir / j["submission_id"])
     root = settings.shared_root
     usage = {"path": str(root)}
     try:
@@ -100,7 +104,8 @@ def render(report: dict) -> str:
         other = j.get("cluster") not in (None, c["name"])
         lines.append(f"  {j['submission_id']:<44} {j.get('status') or '-':<10} {j.get('workload') or '-':<8} "
                      f"{j.get('driver_node_ip') or '-':<15} {on_head:<7} {_fmt_ms(j.get('start_time'))}"
-                     + (f"  (cluster {j['cluster']})" if other else ""))
+                     + (f"  (cluster {j['cluster']})" if other else "")
+                     + (f"  [{progress.text(j['progress'])}]" if j.get("progress") else ""))
     if not report["jobs"]:
         lines.append("  (none)")
     u = report["shared_root"]

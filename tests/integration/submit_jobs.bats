@@ -374,6 +374,17 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/$holder" | jq -r .status) == SUCCEEDED ]]
 }
 
+@test "--wait shows the running job's progress from the log its node keeps: step N/M, score, s/step and ETA, as plain lines when not on a terminal" {
+  MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait \
+    --override +mvp_standin.step_seconds=1
+  assert_success
+  local id
+  id=$(last_line)
+  grep -E "^[0-9TZ:-]+ +job $id: step [0-9]+/[0-9]+, score [^,]+, [0-9.]+ s/step, ETA [0-9]+s$" <<<"$stderr"
+  # No terminal: no carriage return, no escape sequence.
+  [[ $stderr != *$'\r'* && $stderr != *$'\x1b'* ]]
+}
+
 @test "a job told to fail: --wait exits non-zero, result.json says FAILED, the debug bundle is there" {
   run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait --override +mvp_standin.fail_at_step=3
   assert_failure
@@ -388,8 +399,8 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ ! -e $SHARED_ROOT/jobs/$id/checkpoints/global_step_10 ]]
 }
 
-@test "51_logs.sh follows a running job; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy" {
-  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
+@test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy" {
+  MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
   assert_success
   local id
   id=$(last_line)
@@ -398,6 +409,13 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
     grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
     sleep 1
   done
+  # 50's progress comes from the copy in the job directory (synced every second here).
+  for ((i = 0; i < 50; i++)); do
+    grep -q 'step:1 ' "$SHARED_ROOT/jobs/$id/logs/driver.live.log" && break
+    sleep 0.1
+  done
+  run "$MVP_REPO/scripts/50_status.sh"
+  assert_line --regexp "^  $id +RUNNING .*\[step [0-9]+/14, score [^,]+, [0-9.]+ s/step, ETA [0-9]+s\]$"
   run "$MVP_REPO/scripts/52_stop.sh" "$id"
   assert_success
   assert_output --partial "job $id is STOPPED"

@@ -68,6 +68,8 @@ start_driver() {
   assert_line "keeper started: True"
   assert_line "token in use: ***"
   refute_output --partial "s3cret-value-42"
+  # Owner and group only, as every file of a job directory.
+  assert_equal "$(stat -c %a "$JD/logs/driver.live.log")" 640
   # Only whole lines are copied: the last byte is a newline.
   [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
 }
