@@ -15,8 +15,8 @@
 # Exit: 0 when every check passed; 1 when one failed (the last stdout line
 # names the failed jobs and checks: what cron mails); 75 when another run
 # holds the lock. Safe in a crontab as is: any cwd, cron's bare environment,
-# no TTY; a run never overlaps another. MVP_NIGHTLY_INJECT_FAILURE=<job>
-# makes that job fail through the CPU stand-in's failure override.
+# no TTY; a run never overlaps another. MVP_NIGHTLY_OVERRIDES="JOB:KEY=VALUE ..."
+# gives a nightly job extra --override values (the tests make one fail with it).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -34,6 +34,25 @@ select_jobs() {
       ppo1|ppo2|grpo|sft) JOBS+=("$name") ;;
       *) mvp::die "--only: '$name' is not a nightly job; use ppo1, ppo2, grpo, sft (ppo = both PPO runs)" ;;
     esac
+  done
+}
+
+# job_overrides JOB: the --override words MVP_NIGHTLY_OVERRIDES gives JOB.
+job_overrides() {
+  local job=$1 item
+  OVERRIDES=()
+  for item in $MVP_NIGHTLY_OVERRIDES; do
+    [[ ${item%%:*} == "$job" ]] && OVERRIDES+=(--override "${item#*:}")
+  done
+  return 0
+}
+
+# check_overrides: every item is JOB:KEY=VALUE with a nightly job's name.
+check_overrides() {
+  local item
+  for item in $MVP_NIGHTLY_OVERRIDES; do
+    [[ $item =~ ^(ppo1|ppo2|grpo|sft):[^=]+=.* ]] ||
+      mvp::die "MVP_NIGHTLY_OVERRIDES: '$item' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
   done
 }
 
@@ -65,11 +84,10 @@ run_steps() {
   # MVP_JOB_TIMEOUT seconds from its own submission.
   local job out
   for job in "${JOBS[@]}"; do
-    local -a extra=()
-    [[ $MVP_NIGHTLY_INJECT_FAILURE == "$job" ]] && extra=(--override +mvp_standin.fail_at_step=3)
-    mvp::log "submitting $job (${SUBMIT[$job]}.sh --wait ${extra[*]}), at most ${MVP_JOB_TIMEOUT}s"
+    job_overrides "$job"
+    mvp::log "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
     # The submit script prints the id last once Ray has the job, whatever the job's end.
-    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --wait "${extra[@]}") || true
+    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --wait "${OVERRIDES[@]}") || true
     IDS[$job]=$(tail -n 1 <<<"$out")
   done
 }
@@ -85,8 +103,7 @@ main() {
     esac
   done
   select_jobs "$only"
-  [[ -z $MVP_NIGHTLY_INJECT_FAILURE || " ${ALL_JOBS[*]} " == *" $MVP_NIGHTLY_INJECT_FAILURE "* ]] ||
-    mvp::die "MVP_NIGHTLY_INJECT_FAILURE='$MVP_NIGHTLY_INJECT_FAILURE' is not a nightly job; use ppo1, ppo2, grpo or sft"
+  check_overrides
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
 
   RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
@@ -96,7 +113,8 @@ main() {
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
     for i in "${JOBS[@]}"; do
-      echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait$([[ $MVP_NIGHTLY_INJECT_FAILURE == "$i" ]] && echo ' --override +mvp_standin.fail_at_step=3') (at most ${MVP_JOB_TIMEOUT}s from its submission)"
+      job_overrides "$i"
+      echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait${OVERRIDES[*]:+ ${OVERRIDES[*]}} (at most ${MVP_JOB_TIMEOUT}s from its submission)"
     done
     echo "  judge every job, write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
     echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
@@ -120,7 +138,7 @@ main() {
   echo "$RUN_ID: log $LOG"
   # Everything the steps say goes to the night's log; to the terminal too when there is one.
   if [[ -t 2 ]]; then exec 2> >(tee -a "$LOG" >&2); else exec 2>>"$LOG"; fi
-  mvp::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_INJECT_FAILURE:+, injected failure in $MVP_NIGHTLY_INJECT_FAILURE}"
+  mvp::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_OVERRIDES:+, overrides $MVP_NIGHTLY_OVERRIDES}"
   FAILED_STEP="" CODE_USED=""
   declare -gA IDS=()
   # The run directory as the node that runs the helper sees it.

@@ -54,7 +54,7 @@ nightly() {
 
 @test "a night whose grpo job is told to fail exits 1 and names grpo and the failed check; the others pass" {
   # This night also switches the data source: the inputs are rebuilt, deliberately.
-  MVP_GSM8K_SOURCE=synthetic MVP_NIGHTLY_INJECT_FAILURE=grpo nightly
+  MVP_GSM8K_SOURCE=synthetic MVP_NIGHTLY_OVERRIDES="grpo:+mvp_standin.fail_at_step=3" nightly
   assert_failure 1
   echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night2"
   assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/4 jobs failed: grpo [succeeded_in_time]"
@@ -161,7 +161,8 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
 @test "--dry-run prints the plan and touches nothing; a bad --only is one clear line" {
   local before
   before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
-  MVP_NIGHTLY_INJECT_FAILURE=sft run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo,sft
+  MVP_NIGHTLY_OVERRIDES="sft:+mvp_standin.fail_at_step=3 grpo:trainer.total_epochs=2" \
+    run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo,sft
   assert_success
   assert_line "  then ppo1: scripts/40_submit_ppo_epoch1.sh --wait (at most ${MVP_JOB_TIMEOUT}s from its submission)"
   assert_line "  then sft: scripts/42_submit_sft_minimal.sh --wait --override +mvp_standin.fail_at_step=3 (at most ${MVP_JOB_TIMEOUT}s from its submission)"
@@ -170,4 +171,9 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --only dpo
   assert_failure
   assert_output --partial "ERROR: --only: 'dpo' is not a nightly job"
+  MVP_NIGHTLY_OVERRIDES="dpo:trainer.total_epochs=2" run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
+  assert_failure
+  [[ $(grep -c ERROR <<<"$stderr") == 1 ]]
+  assert_equal "$(tail -n 1 <<<"$stderr")" "ERROR: MVP_NIGHTLY_OVERRIDES: 'dpo:trainer.total_epochs=2' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
+  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
 }
