@@ -7,6 +7,8 @@
 #   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
 #   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
 #   --override  one more trainer override (repeatable), e.g. trainer.total_training_steps=5
+#   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
+#               checkpoint in a new job, at most N times, until one makes no progress
 # Prints the submission id as the last line on stdout.
 # Every run submits a new job with a new id and a new job directory.
 set -Eeuo pipefail

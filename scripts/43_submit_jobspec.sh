@@ -9,6 +9,8 @@
 #                                     [--dry-run] [--help]
 #   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
 #   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
+#   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
+#               checkpoint in a new job, at most N times, until one makes no progress
 #   --dry-run   validate and print the job_spec.json and command; submit nothing
 # Prints the submission id as the last line on stdout.
 # Never overwrites: an id that exists (in Ray or as a directory) is refused.

@@ -3,11 +3,13 @@
 # Python SDK (JobSubmissionClient) in one process, from the head node, with a
 # Ray base config (address, entrypoint resources, runtime_env defaults).
 #
-# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait] [--queue]
+# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait] [--queue] [--retry N]
 #                                 [--override KEY=VALUE]... [--dry-run] [--help]
 # Before anything is written: the overrides are checked against the snapshot's
 # verl config (the preflight), and the GPUs the job needs must be free
-# (--queue: wait for them, at most MVP_JOB_TIMEOUT s).
+# (--queue: wait for them, at most MVP_JOB_TIMEOUT s). --retry N (with --wait):
+# a job that ends FAILED or LOST goes on from its chain's newest checkpoint in
+# a new job, at most N times, until one makes no progress.
 # Prints the submission id as the last line on stdout. Never overwrites a job.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

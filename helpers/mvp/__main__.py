@@ -63,6 +63,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.set_defaults(func=module_command("render_kuberay", "main"))
 
+    c = sub.add_parser("retry-from", help="where a failed job's chain goes on from (--retry): JOB/global_step_N")
+    c.add_argument("submission_id")
+    c.set_defaults(func=module_command("retry", "main"))
+
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)

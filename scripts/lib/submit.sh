@@ -5,12 +5,13 @@
 # the job directory and submits from the head (an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
-# --reward-fn PATH[:NAME] and --resume-from ID[/global_step_N] from MVP_ARGS;
-# prints the submission id last on stdout.
+# --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
+# from MVP_ARGS; prints the submission id last on stdout (with --retry, each
+# job's id, the last job's last).
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
-  local wait=0
+  local wait=0 retries=0
   set -- "$@" "${MVP_ARGS[@]}"
   while (($#)); do
     case $1 in
@@ -20,28 +21,60 @@ mvp::submit() {
       --configured-model) args+=(--configured-model) ;;
       --reward-fn) (($# > 1)) || mvp::die "--reward-fn needs PATH[:NAME]"; args+=(--reward-fn "$2"); shift ;;
       --resume-from) (($# > 1)) || mvp::die "--resume-from needs a submission id"; args+=(--resume-from "$2"); shift ;;
+      --retry)
+        [[ ${2:-} =~ ^[0-9]+$ ]] || mvp::die "--retry needs a number of resumptions, e.g. --retry 3"
+        retries=$2; shift ;;
       -*) mvp::die "unknown option '$1'; see --help" ;;
       *) rest+=("$1") ;;
     esac
     shift
   done
   ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
+  ((retries == 0 || wait)) || mvp::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
     [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
   done
   args+=(--jobspec-name "$spec" --ray-config-name "$cfg")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
+  local rc=0 id first from attempt
+  mvp::submit_once "$spec" "$cfg" "$wait" "${args[@]}" || rc=$?
+  first=$SUBMITTED_ID
+  for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
+    # Only a job Ray took and that then failed goes on (an id was printed).
+    id=$SUBMITTED_ID
+    [[ -n $id && $(mvp::job_status "$id") =~ ^(FAILED|LOST)$ ]] || break
+    from=$(mvp::helper retry-from "$id") || break
+    mvp::log "retry $attempt of $retries: job $id ended $(mvp::job_status "$id"); resuming from $from"
+    rc=0
+    # Ids are never reused: the chain's jobs are named after its first.
+    mvp::submit_once "$spec" "$cfg" "$wait" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
+      rc=$?
+  done
+  ((rc == 0)) || exit "$rc"
+}
+
+# mvp::submit_once SPEC CFG WAIT HELPER_ARGS...: one submission (and its
+# wait); prints the helper's output (the id last) and sets SUBMITTED_ID.
+mvp::submit_once() {
+  local spec=$1 cfg=$2 wait=$3; shift 3
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
-  out=$(mvp::helper "${args[@]}" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
+  out=$(mvp::helper "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
+  SUBMITTED_ID=""
+  [[ -z $out ]] || SUBMITTED_ID=${out##*$'\n'}
   if ((rc == 0 && wait)) && [[ $MVP_DRY_RUN != 1 ]]; then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
-    mvp::helper wait "${out##*$'\n'}" || rc=$?
+    mvp::helper wait "$SUBMITTED_ID" || rc=$?
   fi
   # The id last on stdout, also when something failed after Ray accepted the
   # job (the helper's ERROR line says what).
   [[ -z $out ]] || printf '%s\n' "$out"
-  ((rc == 0)) || exit "$rc"
+  return "$rc"
+}
+
+# mvp::job_status ID: the status result.json archived for the job ("" if none).
+mvp::job_status() {
+  jq -r '.status // ""' "$MVP_HOST_SHARED_DIR/jobs/$1/result.json" 2>/dev/null || true
 }

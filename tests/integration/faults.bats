@@ -372,3 +372,68 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   assert_success
   jq -e '.cluster.workers | length == 2' <<<"$output"
 }
+
+@test "faults: --retry goes on from the newest checkpoint in a new job, linked both ways, and stops when a resumption fails at the same step as the one before" {
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --wait --retry 5 \
+    --override trainer.save_freq=2 --override +mvp_standin.fail_at_step=3
+  assert_failure 1
+  # The first job saved global_step_2 and failed at step 3; each resumption
+  # from it failed at step 3 too, and the second such one ended the chain.
+  local -a ids
+  mapfile -t ids <<<"$output"
+  assert_equal "${#ids[@]}" 3
+  local first=${ids[0]}
+  [[ $stderr == *"retry 1 of 5: job $first ended FAILED; resuming from $first/global_step_2"* ]]
+  [[ $stderr == *"retry 2 of 5: job ${ids[1]} ended FAILED; resuming from $first/global_step_2"* ]]
+  [[ $stderr == *"ERROR: job ${ids[2]} ended FAILED before its first step as ${ids[1]} did, both resumed from $first/global_step_2 and neither saved a checkpoint: no progress, the chain stops here"* ]]
+  run job_json "$first" result.json '.resumed_by | join(" ")'
+  assert_output "${ids[1]} ${ids[2]}"
+  run job_json "${ids[2]}" config/job_spec.json .resolved.resumed_from
+  assert_output "$first/global_step_2"
+  # The failed job's own checkpoints are as it left them; the others saved none.
+  run ls "$SHARED_ROOT/jobs/$first/checkpoints"
+  assert_output $'global_step_2\nlatest_checkpointed_iteration.txt'
+  [[ -z $(ls "$SHARED_ROOT/jobs/${ids[2]}/checkpoints") ]]
+  # Without --wait nothing would see the failure: refused in one line.
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --retry 1
+  assert_failure
+  [[ $stderr == *"ERROR: --retry resumes a job that failed, which only --wait sees; add --wait" ]]
+}
+
+@test "faults: --retry after the worker holding the driver is killed: a new job on the other worker resumes at the checkpoint's next step and SUCCEEDS" {
+  local id=faults-retry-$RANDOM ip node
+  # Half the cluster (one worker), so the job can go on without the dead node.
+  "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait --retry 1 \
+    --override trainer.nnodes=1 --override trainer.save_freq=2 --override trainer.total_training_steps=60 \
+    --override +mvp_standin.step_seconds=1 >"$BATS_TEST_TMPDIR/retry.out" 2>"$BATS_TEST_TMPDIR/retry.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id")
+  node=$(node_at "$ip")
+  [[ -n $node ]]
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -f $SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt ]] && break
+    sleep 0.2
+  done
+  kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
+  local rc=0
+  wait "$waiter" || rc=$?
+  ((rc == 0))
+  local second step
+  second=$(tail -n 1 "$BATS_TEST_TMPDIR/retry.out")
+  assert_equal "$second" "$id-r1"
+  step=$(<"$SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt")
+  [[ $(job_json "$id" result.json .status) =~ ^(FAILED|LOST)$ ]]
+  run job_json "$id" result.json '.resumed_by | join(" ")'
+  assert_output "$second"
+  run job_json "$second" config/job_spec.json .resolved.resumed_from
+  assert_output "$id/global_step_$step"
+  [[ $(job_json "$second" result.json .status) == SUCCEEDED ]]
+  # Proof it went on: its first training step (after the validation logged
+  # at the checkpoint's step, as verl does) is the checkpoint's next.
+  run bash -c '"$1" "$2" --steps --json 2>/dev/null | jq "[.[] | select(has(\"timing_s/step\"))][0].step"' _ \
+    "$MVP_REPO/scripts/51_logs.sh" "$second"
+  assert_output "$((step + 1))"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+}
