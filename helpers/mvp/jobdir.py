@@ -9,15 +9,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import bundle, fsutil
+from . import bundle, fsutil, log, log_keeper
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
-from .log_keeper import LIVE_NAME
 from .redact import Redactor
 
 SUBDIRS = ("config", "logs", "checkpoints", "debug")
 # Group members may read a job's (redacted) record; others may not enter.
 DIR_MODE = 0o750
+# How long archiving an ended job waits for the keeper of its log's last copy.
+KEEPER_GRACE_S = 10
 
 
 def claim(job: Path) -> Path:
@@ -165,7 +166,7 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
         (jd / "logs" / "driver.log.missing").unlink(missing_ok=True)
     else:
-        live = jd / "logs" / LIVE_NAME
+        live = jd / "logs" / log_keeper.LIVE_NAME
         kept = (f"; its node kept {live} while it ran (last copied {_mtime(live)})" if live.is_file()
                 else "; no copy was kept while it ran")
         fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either{kept}\n")
@@ -179,6 +180,11 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
              node_ray_dirs: Optional[dict] = None) -> dict:
     """Copies the driver log, takes the final debug bundle and writes result.json."""
     redactor = Redactor.for_job(job)
+    # The ended job's directory must not change after this returns: the
+    # keeper of its log makes its last copy first.
+    if not log_keeper.wait_until_done(jd / "logs" / log_keeper.LIVE_NAME, KEEPER_GRACE_S):
+        log.warn(f"job {submission_id}: the keeper of {jd / 'logs' / log_keeper.LIVE_NAME} still runs "
+                 f"{KEEPER_GRACE_S:g}s after the job ended; archiving without waiting for it")
     _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
     nodes = bundle.collect(dash, jd / "debug", "final", redactor, job.get("job_id") or "").get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}

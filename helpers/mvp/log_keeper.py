@@ -12,7 +12,10 @@ the driver is gone, into <job dir>/logs/driver.live.log, secrets masked.
 The keeper leaves the driver's process tree (a second fork, in its own
 session): Ray stops a job by killing the driver and all its descendants
 (job_supervisor.py: job_process.children(recursive=True)), which must not
-take the last copy with it. It ends when the driver does, after that copy."""
+take the last copy with it. It ends when the driver does, after that copy.
+It holds an exclusive flock on the copy while it lives, so the job's
+archiving (jobdir.finalize) can wait for that last copy (wait_until_done)."""
+import fcntl
 import os
 import sys
 import time
@@ -83,6 +86,7 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
     # Owner and group only, as every file of a job directory.
     with os.fdopen(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb") as out:
         os.fchmod(out.fileno(), fsutil.FILE_MODE)
+        fcntl.flock(out.fileno(), fcntl.LOCK_EX)
         while True:
             alive = driver_alive()
             if not alive or time.monotonic() - last >= every_s:
@@ -91,6 +95,28 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
             if not alive:
                 return
             time.sleep(min(WATCH_S, every_s))
+
+
+def wait_until_done(path, timeout_s: float) -> bool:
+    """Waits until no keeper holds the copy at path (its last copy is made),
+    at most timeout_s: a keeper on a dead node holds nothing, but one on a
+    loaded node may need a few seconds to notice its driver's end."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.1)
+    finally:
+        os.close(fd)
 
 
 def copy_new(src: str, out, pos: int, redactor, final: bool) -> int:

@@ -55,6 +55,13 @@ kill_like_ray() {
   kill -KILL -- "-$pid" 2>/dev/null || true
 }
 
+# keeper_done SECONDS: log_keeper.wait_until_done on the copy, as jobdir.finalize calls it.
+keeper_done() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp import log_keeper
+print(log_keeper.wait_until_done(sys.argv[1], float(sys.argv[2])))' "$JD/logs/driver.live.log" "$1"
+}
+
 start_driver() {
   MY_API_TOKEN=s3cret-value-42 setsid "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp" "$JD" "$1" \
     >"$BATS_TEST_TMPDIR/job-driver.log" 2>&1 &
@@ -74,14 +81,20 @@ start_driver() {
   [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
 }
 
-@test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote, and the keeper ends" {
+@test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote once the keeper lets go of it, and the keeper ends" {
   start_driver 30
   wait_until 10 grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
   # The 30 s interval has not come round again: the last copy is the driver's end.
+  # While the driver runs, the keeper holds its copy: archiving would wait.
+  run keeper_done 0.5
+  assert_output False
   kill_like_ray "$DRIVER_PID"
-  wait_until 5 no_process_runs "$DRIVER"
+  # What the job's archiving waits for: once it returns, the copy is whole.
+  run keeper_done 10
+  assert_output True
   sed 's/s3cret-value-42/***/' "$BATS_TEST_TMPDIR/job-driver.log" >"$BATS_TEST_TMPDIR/expected.log"
   diff "$BATS_TEST_TMPDIR/expected.log" "$JD/logs/driver.live.log"
+  wait_until 5 no_process_runs "$DRIVER"
   DRIVER_PID=""
 }
 
