@@ -3,12 +3,13 @@
 chain (the failed job's own, else the one it resumed from), or refuses in
 one line when the job is not one to retry or the chain made no progress.
 
-A chain is linked both ways: each job's resolved.resumed_from
-("JOB/global_step_N", plan._resume) and the resumed_by list in the
-result.json of the job whose checkpoint it took (link). No progress: the
-failed job saved no checkpoint of its own, and another job resumed from the
-same checkpoint failed at the same step without saving one either: a retry
-would replay the same failure."""
+A chain is linked both ways without touching an ended job's directory:
+each job's resolved.resumed_from ("JOB/global_step_N", plan._resume) points
+back, and the retries' ids point forward (<first id>-r1, -r2, ...). No
+progress: the failed job saved no checkpoint of its own, and another job of
+its chain resumed from the same checkpoint failed at the same step without
+saving one either: a retry would replay the same failure."""
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +19,20 @@ from .nightly import metrics
 
 # What a retry answers: the trainer failed, or the cluster lost the job.
 RETRIED = ("FAILED", "LOST")
+# A retry's id: its chain's first id and its number (scripts/lib/submit.sh).
+RETRY_ID = re.compile(r"^(?P<first>.+)-r(?P<n>[0-9]+)$")
+
+
+def chain(jobs: Path, sid: str) -> list:
+    """The ids of sid's chain: its first job and the retries named after it."""
+    m = RETRY_ID.match(sid)
+    first = m.group("first") if m else sid
+    retries = [p.name for p in jobs.glob(f"{glob_escape(first)}-r*") if RETRY_ID.match(p.name)]
+    return [first, *sorted(retries, key=lambda n: int(RETRY_ID.match(n).group("n")))]
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def _record(jobs: Path, sid: str) -> tuple:
@@ -65,25 +80,19 @@ def resume_point(jobs: Path, sid: str) -> str:
         raise MvpError(f"job {sid} ended {status} before its first checkpoint and resumed from none: "
                        "nothing to go on from; lower trainer.save_freq to keep more of a run")
     here = last_step(jobs, sid)
-    owner = fsutil.read_json(jobs / before.partition("/")[0] / "result.json", {}) or {}
-    for earlier in owner.get("resumed_by", []):
-        if earlier != sid and own_checkpoint(jobs, earlier) is None and last_step(jobs, earlier) == here:
+    for earlier in chain(jobs, sid):
+        if earlier == sid or _resumed_from(jobs, earlier) != before:
+            continue
+        if own_checkpoint(jobs, earlier) is None and last_step(jobs, earlier) == here:
             where = f"at step {here}" if here is not None else "before its first step"
             raise MvpError(f"job {sid} ended {status} {where} as {earlier} did, both resumed from {before} and "
                            "neither saved a checkpoint: no progress, the chain stops here")
     return before
 
 
-def link(jobs: Path, resumed_from: str, new_sid: str) -> None:
-    """Records new_sid as resumed_by in the job it resumed from (its
-    result.json, once archived); the other way is the new job's resumed_from."""
-    old = resumed_from.partition("/")[0]
-    path = jobs / old / "result.json"
-    result = fsutil.read_json(path)
-    if result is None:
-        return
-    result["resumed_by"] = [*result.get("resumed_by", []), new_sid]
-    fsutil.write_json(path, result)
+def _resumed_from(jobs: Path, sid: str) -> str:
+    spec = fsutil.read_json(jobs / sid / "config" / "job_spec.json", {}) or {}
+    return (spec.get("resolved") or {}).get("resumed_from") or ""
 
 
 def main(args, settings) -> int:

@@ -141,9 +141,6 @@ def main(args, settings) -> int:
                        f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
     if store:
         _sweep_ended(store, dash)
-    if plan.resumed_from:
-        from . import retry
-        retry.link(settings.jobs_dir, plan.resumed_from, plan.submission_id)
     log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
              f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
     if args.wait:
