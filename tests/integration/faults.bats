@@ -421,7 +421,7 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
   local rc=0
   wait "$waiter" || rc=$?
-  ((rc == 0))
+  ((rc == 0)) || { cat "$BATS_TEST_TMPDIR/retry.err"; false; }
   local second step
   second=$(tail -n 1 "$BATS_TEST_TMPDIR/retry.out")
   assert_equal "$second" "$id-r1"

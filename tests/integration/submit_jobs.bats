@@ -350,7 +350,9 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
 }
 
 @test "40 refuses while another job holds the GPUs it needs, naming that job; with --queue it waits for them" {
-  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=0.5
+  # The holder must outlive the refused 40 and the start of the queued one:
+  # 14 steps of 2 s (two CLI start-ups took over 7 s on a loaded machine).
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
   assert_success
   local holder
   holder=$(last_line)
@@ -366,7 +368,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   assert_failure
   assert_output --partial "ERROR: the job needs 8 GPUs but 0 of 8 are free (held by $holder (8)); verl checks free GPUs and fails rather than queue"
   [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
-  # --queue: submitted once the holder has let go (it takes ~15 s). The stand-in checks free GPUs as
+  # --queue: submitted once the holder has let go (it takes ~30 s). The stand-in checks free GPUs as
   # verl does, so SUCCEEDED means they were free when it started.
   run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --queue --wait
   assert_success
