@@ -6,8 +6,10 @@
 # GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
 # judges every job against seed 004's Definition of Done and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
-# and regressions/index.html (every night, with trend charts). Keeps the
-# newest MVP_NIGHTLY_KEEP runs and their job directories.
+# and regressions/index.html (every night, with trend charts); judges each
+# job's figures against its own history too (check `regression`); tells
+# MVP_NIGHTLY_MAIL_TO and the webhook of MVP_NIGHTLY_WEBHOOK_URL_FILE, once.
+# Keeps the newest MVP_NIGHTLY_KEEP runs and their job directories.
 #
 # Usage: scripts/60_nightly_regression.sh [--only JOBS] [--dry-run] [--help]
 #   --only JOBS   comma list of ppo1, ppo2, grpo, sft (ppo = ppo1,ppo2)
@@ -54,6 +56,15 @@ check_overrides() {
     [[ $item =~ ^(ppo1|ppo2|grpo|sft):[^=]+=.* ]] ||
       mvp::die "MVP_NIGHTLY_OVERRIDES: '$item' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
   done
+}
+
+# notify_plan: who hears of the night, in words (never the webhook's URL).
+notify_plan() {
+  local who=()
+  [[ -n $MVP_NIGHTLY_MAIL_TO ]] && who+=("mail to $MVP_NIGHTLY_MAIL_TO")
+  [[ -n $MVP_NIGHTLY_WEBHOOK_URL_FILE ]] && who+=("the webhook whose URL is in $MVP_NIGHTLY_WEBHOOK_URL_FILE")
+  ((${#who[@]})) || who=("nobody (no MVP_NIGHTLY_MAIL_TO, no MVP_NIGHTLY_WEBHOOK_URL_FILE)")
+  echo "${who[0]}${who[1]:+ and ${who[1]}}"
 }
 
 # step NAME CMD...: one step of the night; its output goes to the night's log.
@@ -105,6 +116,8 @@ main() {
   select_jobs "$only"
   check_overrides
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
+  # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
+  mvp::helper notify --check
 
   RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
   local regressions
@@ -116,7 +129,8 @@ main() {
       job_overrides "$i"
       echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait${OVERRIDES[*]:+ ${OVERRIDES[*]}} (at most ${MVP_JOB_TIMEOUT}s from its submission)"
     done
-    echo "  judge every job, write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+    echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+    echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
     echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
     return 0
   fi
@@ -156,6 +170,7 @@ main() {
   summary=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
     --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || rc=$?
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  mvp::helper notify --run-dir "$RUN_DIR" || mvp::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"
   ((rc == 0)) || return 1

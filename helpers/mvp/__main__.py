@@ -106,6 +106,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--head-host", default="", help="judge: the head's host name (default: MVP_HEAD_NODE)")
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
     c.set_defaults(func=module_command("nightly.main", "main"))
+
+    c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
+    what = c.add_mutually_exclusive_group(required=True)
+    what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
+    what.add_argument("--check", action="store_true", help="only check the nightly's settings")
+    c.set_defaults(func=module_command("notify", "main"))
     return p
 
 

@@ -17,12 +17,14 @@ mvp::helper_env() {
     "CODE_ID=$CODE_ID" "MVP_VERL_SRC=$MVP_NODE_VERL_SRC"
     "MVP_GSM8K_SOURCE=$MVP_GSM8K_SOURCE" "MVP_MODEL_ID=$MVP_MODEL_ID"
     "MVP_MODEL_SOURCE=$MVP_MODEL_SOURCE" "MVP_SKIP_MODEL=$MVP_SKIP_MODEL"
-    "MVP_NIGHTLY_KEEP=$MVP_NIGHTLY_KEEP" "MVP_HEAD_NODE=$MVP_HEAD_NODE"
+    "MVP_HEAD_NODE=$MVP_HEAD_NODE"
     "MVP_DRY_RUN=$MVP_DRY_RUN" "MVP_TRAINER_PROFILE=$MVP_TRAINER_PROFILE"
     "PYTHONPATH=$MVP_NODE_REPO/helpers"
   )
-  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
+  # The nightly's settings, all of them by their prefix.
   local name names=()
+  for name in $(compgen -v MVP_NIGHTLY_); do env+=("$name=${!name}"); done
+  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
   mapfile -t names < <(mvp::job_env_names)
   for name in "${names[@]}"; do env+=("$name=${!name}"); done
   env+=("MVP_JOB_ENV_NAMES=${names[*]}")
@@ -47,7 +49,8 @@ mvp::job_env_names() {
 # mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
 # command belongs. The one rule:
 # - host: commands that only speak HTTP to the dashboard and read the shared
-#   root (status, cluster-wait, node-ids, logs, stop, wait, reconcile) run on
+#   root (status, cluster-wait, node-ids, logs, stop, wait, reconcile), and
+#   notify (this host's sendmail and webhook URL file), run on
 #   this host with the standard library, so they work, and a wait survives,
 #   while the head is down;
 # - data: commands that need pyarrow/PyYAML (prepare, snapshot, nightly) run
@@ -58,7 +61,7 @@ mvp::job_env_names() {
 mvp::helper() {
   local place=head
   case $1 in
-    status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay) place=host ;;
+    status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay|notify) place=host ;;
     prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
   esac
   local -a env=()

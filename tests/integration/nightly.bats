@@ -32,10 +32,13 @@ nightly() {
   assert_success
   [[ $(last_line) == "NIGHTLY PASS $RUN_ID: 4/4 jobs passed every check" ]]
   echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night1"
-  run report_of "$RUN_ID" '[.passed, (.jobs | map(.name) | join(",")), ([.jobs[].checks[] | select(.passed | not)] | length)] | @tsv'
+  run report_of "$RUN_ID" '[.passed, (.jobs | map(.name) | join(",")), ([.jobs[].checks[] | select(.passed == false)] | length)] | @tsv'
   assert_output $'true\tppo1,ppo2,grpo,sft\t0'
   run report_of "$RUN_ID" '[.jobs[] | [.checks[].name] | join(",")] | unique[]'
-  assert_output "submitted_from_head,driver_on_worker,job_dir_complete,metrics_parsed,checkpoint_policy,inputs_persisted,import_from_code_path,succeeded_in_time"
+  assert_output "submitted_from_head,driver_on_worker,job_dir_complete,metrics_parsed,checkpoint_policy,inputs_persisted,import_from_code_path,succeeded_in_time,regression"
+  # The first night has no history: judged against it, nothing yet (neither pass nor fail).
+  run report_of "$RUN_ID" '[.jobs[].checks[] | select(.name == "regression") | "\(.passed) \(.evidence | test("not judged yet \\(0 good nights"))"] | unique[]'
+  assert_output "null true"
   run report_of "$RUN_ID" '.jobs[] | select(.metrics.steps < 20 or .metrics.sps == null or .metrics.mean_throughput == null or .metrics.mean_step_s == null) | .name'
   assert_output ""
   # SFT prints no timings: its step time is tqdm's.
@@ -64,7 +67,7 @@ nightly() {
   source=$(realpath "$MVP_GSM8K_SOURCE")
   assert_output --partial "gsm8k: rebuilt: source changed from dir:$source to synthetic"
   assert_output --partial "gsm8k_sft: rebuilt: source changed from dir:$source to synthetic"
-  run report_of "$RUN_ID" '.jobs[] | select(.name != "grpo") | .checks[] | select(.passed | not) | .name'
+  run report_of "$RUN_ID" '.jobs[] | select(.name != "grpo") | .checks[] | select(.passed == false) | .name'
   assert_output ""
   run report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .status'
   assert_output FAILED
@@ -75,16 +78,18 @@ nightly() {
   grep -q "failing at step 3 as asked" "$SHARED_ROOT/jobs/$id/logs/driver.log"
 }
 
-@test "two nights in a row: index.html has two rows and each chart has two points per job" {
+@test "two nights in a row: index.html has two rows and each job's charts of s/step, throughput and duration have two points" {
   run grep -o '<tr class="night">' "$REG/index.html"
   assert_equal "${#lines[@]}" 2
   local metric job
-  for metric in duration_s throughput; do
+  for metric in step_s throughput duration_s; do
     for job in ppo1 ppo2 grpo sft; do
-      run bash -c "sed 's|</svg>|</svg>\n|g' '$REG/index.html' | grep 'data-metric=\"$metric\"' | grep -o 'class=\"pt\" data-job=\"$job\"' | wc -l"
+      run bash -c "sed 's|</svg>|</svg>\n|g' '$REG/index.html' | grep 'data-job=\"$job\" data-metric=\"$metric\"' | grep -o 'class=\"pt[ a-z]*\" data-job=\"$job\"' | wc -l"
       assert_output 2
     done
   done
+  # Night 2's grpo failed: its row names the check.
+  grep -q '<td>FAILED [0-9.]*s <span class="fail">succeeded_in_time</span></td>' "$REG/index.html"
 }
 
 @test "a run while another holds the lock exits 75 and changes nothing" {
@@ -110,7 +115,8 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$REG/index.html"
   assert_success
   [[ $(grep -o '<tr class="night">' <<<"$output" | wc -l) == 2 ]]
-  [[ $(grep -o '<svg' <<<"$output" | wc -l) == 2 ]]
+  # Per job: s/step, throughput, duration, and its score (RL) or loss (SFT).
+  [[ $(grep -o '<svg' <<<"$output" | wc -l) == 16 ]]
   [[ $stderr != *"CONSOLE"* && $stderr != *"Uncaught"* ]]
   local night2
   night2=$(<"$BATS_FILE_TMPDIR/night2")
@@ -156,6 +162,30 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   assert_success
   assert_equal "${#lines[@]}" 2
   [[ $(last_line) == "NIGHTLY PASS "*": 1/1 jobs passed every check" ]]
+}
+
+@test "a night slower than its job's history fails check regression with the evidence; the webhook hears of it once" {
+  # Three earlier good nights of sft, twice as fast as the stand-in's real sft of the last night.
+  jq '[.[-1].jobs.sft | .figures.step_s /= 2 | .figures.throughput *= 2] as [$fast]
+      | [range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
+                     jobs: {sft: $fast}}]' "$REG/history.json" >"$BATS_TEST_TMPDIR/history.json"
+  mv "$BATS_TEST_TMPDIR/history.json" "$REG/history.json"
+  python3 "$MVP_REPO/tests/test_helper/webhook_receiver.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/posts" 0 &
+  local receiver=$! i
+  for ((i = 0; i < 50; i++)); do [[ -s $BATS_TEST_TMPDIR/port ]] && break; sleep 0.1; done
+  (umask 077 && echo "http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")/hooks/s3cret" >"$BATS_TEST_TMPDIR/url")
+  MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url nightly --only sft
+  kill "$receiver"
+  assert_failure 1
+  assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/1 jobs failed: sft [regression]"
+  run report_of "$RUN_ID" '.jobs[0].checks[] | select(.name == "regression") | .evidence'
+  assert_output --regexp '^s/step [0-9.]+ vs median [0-9.]+ of 3 nights: \+[0-9]+% \(worse than 10%\); throughput [0-9.]+ vs median [0-9.]+ of 3 nights: -[0-9]+% \(worse than 10%\)$'
+  run jq -r '.body | fromjson | "\(.run_id) \(.failed)"' "$BATS_TEST_TMPDIR/posts"
+  assert_output "$RUN_ID [{\"job\":\"sft\",\"checks\":[\"regression\"]}]"
+  grep -q "notified by webhook (1 try)" "$REG/$RUN_ID/nightly.log"
+  run grep -rl s3cret "$REG"
+  assert_output ""
+  sed 's|</svg>|</svg>\n|g' "$REG/index.html" | grep 'data-job="sft" data-metric="step_s"' | grep -q 'class="pt regressed"'
 }
 
 @test "--dry-run prints the plan and touches nothing; a bad --only is one clear line" {

@@ -177,12 +177,24 @@ assert_real_verl_ran() {
   [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
 }
 
-@test "the nightly on real verl: 60 runs grpo and sft one after another, its parser reads verl's own lines and the judge passes every check" {
+@test "the nightly on real verl: 60 runs grpo and sft one after another, its parser reads verl's own lines, the judge passes every check and weighs grpo against its history" {
+  # Three earlier good nights of grpo, far slower than verl on these CPUs: tonight is judged, and better.
+  mkdir -p "$SHARED_ROOT/regressions"
+  jq -n '[range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
+    jobs: {grpo: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
+                  figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
+    >"$SHARED_ROOT/regressions/history.json"
   run mvp_script 60_nightly_regression --only grpo,sft
   assert_success
   assert_line --regexp "^NIGHTLY PASS "
   local run_dir
   run_dir=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
-  jq -e '[.jobs[].checks[] | select(.passed | not)] | length == 0' "$run_dir/report.json"
+  jq -e '[.jobs[].checks[] | select(.passed == false)] | length == 0' "$run_dir/report.json"
   jq -e '[.jobs[] | .metrics.steps] | all(. >= 3)' "$run_dir/report.json"
+  run jq -r '.jobs[] | .name as $n | .checks[] | select(.name == "regression") | "\($n) \(.passed) \(.evidence)"' "$run_dir/report.json"
+  assert_line --regexp '^grpo true s/step [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); throughput [0-9.]+ vs median 0.001 of 3 nights: \+[0-9]+% \(better, beyond 10%\); final score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); best score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); peak memory GB [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\)$'
+  assert_line --regexp '^sft null s/step [0-9.]+: not judged yet \(0 good nights in history, 3 needed\)'
+  # The figures verl's own lines gave tonight, kept for the nights to come.
+  jq -e '.[-1].jobs | (.grpo.figures | [.step_s, .throughput, .final_score, .best_score, .peak_memory_gb] | all(. != null))
+         and (.sft.figures | [.step_s, .throughput, .final_loss] | all(. != null))' "$SHARED_ROOT/regressions/history.json"
 }

@@ -155,7 +155,7 @@ setup() {
   local run_id report
   run_id=$(sed -n '1s/: log .*//p' <<<"$output")
   report=$MVP_HOST_SHARED_DIR/regressions/$run_id/report.json
-  jq -e '.passed and ([.jobs[].checks[] | select(.passed | not)] | length == 0)' "$report"
+  jq -e '.passed and ([.jobs[].checks[] | select(.passed == false)] | length == 0)' "$report"
   jq -e '[.jobs[].checks[].name] | index("driver_on_worker") and index("submitted_from_head")' "$report"
 }
 

@@ -1,57 +1,101 @@
-"""regressions/index.html: one row per night and trend charts of job duration
-and throughput across nights, drawn as inline SVG (no server, no assets).
+"""regressions/index.html: one row per night (each job's status and the checks
+it failed) and, per job, trend charts of its figures across nights, drawn as
+inline SVG (no server, no assets): the band each night was judged against
+(median of the job's past good nights +- the tolerance), the night's value,
+regressed nights in red, the nights' dates on the x axis.
 The nights come from regressions/history.json, which retention never prunes."""
 from html import escape
 from pathlib import Path
 
 from .. import fsutil
+from .history import FIGURES, figures
 from .report import page, verdict
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
-W, H, PAD = 560, 240, 40
+W, H, PAD, BOTTOM = 420, 200, 44, 36
+CHARTED = ("step_s", "throughput", "final_score", "final_loss", "peak_memory_gb", "duration_s")
+LABELS = {"duration_s": "job duration s", **{k: label for k, (_, label) in FIGURES.items()}}
+
+
+def _entry(job: dict) -> dict:
+    regression = next((c for c in job["checks"] if c["name"] == "regression"), {})
+    return {"status": job["status"], "duration_s": job["duration_s"], "throughput": job["metrics"]["mean_throughput"],
+            "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False],
+            "figures": {**figures(job), "duration_s": job["duration_s"]},
+            "judged": {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
+                       for v in regression.get("figures", []) if v.get("regressed") is not None}}
 
 
 def record(history_path: Path, report: dict) -> list:
     """Adds (or replaces) this night's compact entry and returns the history."""
     history = [n for n in (fsutil.read_json(history_path, []) or []) if n["run_id"] != report["run_id"]]
-    history.append({
-        "run_id": report["run_id"], "passed": report["passed"], "started_at": report["started_at"],
-        "jobs": {j["name"]: {"status": j["status"], "duration_s": j["duration_s"],
-                             "throughput": j["metrics"]["mean_throughput"]} for j in report["jobs"]},
-    })
+    history.append({"run_id": report["run_id"], "passed": report["passed"], "started_at": report["started_at"],
+                    "jobs": {j["name"]: _entry(j) for j in report["jobs"]}})
     history.sort(key=lambda n: n["run_id"])
     fsutil.write_json(history_path, history)
     return history
 
 
-def chart(history: list, key: str, title: str, unit: str) -> str:
-    names = sorted({name for n in history for name in n["jobs"]})
-    values = [n["jobs"][name][key] for n in history for name in n["jobs"] if n["jobs"][name].get(key) is not None]
-    top = max(values, default=1.0) * 1.1 or 1.0
+def _date(night: dict) -> str:
+    return (night.get("started_at") or night["run_id"].removeprefix("nightly-"))[:10]
+
+
+def chart(history: list, job: str, key: str) -> str:
+    """One figure of one job across the nights; empty when it has no value."""
+    nights = [(x, n["jobs"][job]) for x, n in enumerate(history) if job in n["jobs"]]
+    values = [(x, e.get("figures", {}).get(key, e.get(key))) for x, e in nights]
+    values = [(x, v) for x, v in values if v is not None]
+    if not values:
+        return ""
+    bands = [(x, e["judged"][key]) for x, e in nights if key in e.get("judged", {})]
+    top = max([v for _, v in values] + [b["high"] for _, b in bands]) * 1.1 or 1.0
     step = (W - 2 * PAD) / max(len(history) - 1, 1)
+
+    def xy(x, v):
+        return PAD + x * step, H - BOTTOM - (H - BOTTOM - PAD) * max(v, 0) / top
+
+    title = f"{job}: {LABELS[key]}"
     parts = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\" "
-             f"aria-label=\"{escape(title)}\" data-metric=\"{key}\">",
-             f"<text x=\"{PAD}\" y=\"18\" font-size=\"14\">{escape(title)} ({escape(unit)})</text>",
-             f"<line x1=\"{PAD}\" y1=\"{H - PAD}\" x2=\"{W - PAD}\" y2=\"{H - PAD}\" stroke=\"#888\"/>",
-             f"<line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{H - PAD}\" stroke=\"#888\"/>",
-             f"<text x=\"4\" y=\"{PAD + 4}\" font-size=\"10\">{top:.3g}</text>",
-             f"<text x=\"4\" y=\"{H - PAD}\" font-size=\"10\">0</text>"]
-    for i, name in enumerate(names):
-        color = COLORS[i % len(COLORS)]
-        points = []
-        for x, night in enumerate(history):
-            v = night["jobs"].get(name, {}).get(key)
-            if v is not None:
-                points.append((PAD + x * step, H - PAD - (H - 2 * PAD) * v / top, v, night["run_id"]))
-        if len(points) > 1:
-            parts.append(f"<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\""
-                         + " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points) + "\"/>")
-        for x, y, v, run in points:
-            parts.append(f"<circle class=\"pt\" data-job=\"{escape(name)}\" cx=\"{x:.1f}\" cy=\"{y:.1f}\" r=\"3\" "
-                         f"fill=\"{color}\"><title>{escape(name)} {escape(run)}: {v:.4g}</title></circle>")
-        parts.append(f"<text x=\"{W - PAD - 60}\" y=\"{PAD + 14 * i}\" font-size=\"11\" fill=\"{color}\">{escape(name)}</text>")
+             f"aria-label=\"{escape(title)}\" data-job=\"{escape(job)}\" data-metric=\"{key}\">",
+             f"<text x=\"{PAD}\" y=\"16\" font-size=\"13\">{escape(title)}</text>",
+             f"<line x1=\"{PAD}\" y1=\"{H - BOTTOM}\" x2=\"{W - PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
+             f"<line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
+             f"<text x=\"2\" y=\"{PAD + 4}\" font-size=\"10\">{top:.3g}</text>",
+             f"<text x=\"2\" y=\"{H - BOTTOM}\" font-size=\"10\">0</text>"]
+    if bands:
+        upper = [xy(x, b["high"]) for x, b in bands]
+        lower = [xy(x, b["low"]) for x, b in reversed(bands)]
+        if len(bands) == 1:  # one judged night: a short bar of its band
+            (x0, y0), (_, y1) = upper[0], lower[0]
+            upper, lower = [(x0 - 4, y0), (x0 + 4, y0)], [(x0 + 4, y1), (x0 - 4, y1)]
+        parts.append("<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.15\" stroke=\"none\" points=\""
+                     + " ".join(f"{x:.1f},{y:.1f}" for x, y in upper + lower) + "\"/>")
+    if len(values) > 1:
+        parts.append("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\""
+                     + " ".join("{:.1f},{:.1f}".format(*xy(x, v)) for x, v in values) + "\"/>")
+    judged = dict(bands)
+    for x, v in values:
+        cx, cy = xy(x, v)
+        regressed = judged.get(x, {}).get("regressed")
+        css, fill, r = ("pt regressed", "#d62728", 5) if regressed else ("pt", "#1f77b4", 3)
+        parts.append(f"<circle class=\"{css}\" data-job=\"{escape(job)}\" cx=\"{cx:.1f}\" cy=\"{cy:.1f}\" r=\"{r}\" "
+                     f"fill=\"{fill}\"><title>{escape(history[x]['run_id'])}: {v:.4g}"
+                     f"{' REGRESSED' if regressed else ''}</title></circle>")
+    every = max(1, -(-len(history) // 6))  # at most about 6 dates under the axis
+    for x, night in enumerate(history):
+        if x % every == 0 or x == len(history) - 1:
+            parts.append(f"<text class=\"date\" x=\"{PAD + x * step:.1f}\" y=\"{H - BOTTOM + 14}\" font-size=\"10\" "
+                         f"text-anchor=\"middle\">{escape(_date(night))}</text>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _cell(entry) -> str:
+    if not entry:
+        return "<td>-</td>"
+    duration = "" if entry["duration_s"] is None else f" {entry['duration_s']:.1f}s"
+    failed = entry.get("failed_checks") or []
+    checks = f" <span class=\"fail\">{escape(', '.join(failed))}</span>" if failed else ""
+    return f"<td>{escape(str(entry['status']))}{duration}{checks}</td>"
 
 
 def render(history: list, regressions: Path) -> str:
@@ -59,18 +103,16 @@ def render(history: list, regressions: Path) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []
     for night in reversed(history):
-        cells = []
-        for name in names:
-            j = night["jobs"].get(name)
-            duration = "" if not j or j["duration_s"] is None else f"{j['duration_s']:.1f}s"
-            cells.append(f"<td>{escape(str(j['status']))} {duration}</td>" if j else "<td>-</td>")
+        cells = "".join(_cell(night["jobs"].get(name)) for name in names)
         link = (f"<a href=\"{escape(night['run_id'])}/report.html\">{escape(night['run_id'])}</a>"
                 if (regressions / night["run_id"] / "report.html").is_file() else escape(night["run_id"]) + " (pruned)")
-        rows.append(f"<tr class=\"night\"><td>{link}</td><td>{verdict(night['passed'])}</td>{''.join(cells)}</tr>")
-    body = (f"<h1>Nightly regressions</h1><p>{len(history)} nights, newest first.</p>"
-            f"<table><tr><th>night</th><th>result</th>{head}</tr>{''.join(rows)}</table>"
-            f"<h2>Trends</h2>{chart(history, 'duration_s', 'Job duration', 's')}"
-            f"{chart(history, 'throughput', 'Mean throughput', 'perf/throughput')}")
+        rows.append(f"<tr class=\"night\"><td>{link}</td><td>{verdict(night['passed'])}</td>{cells}</tr>")
+    trends = "".join(f"<h3>{escape(name)}</h3><div>{''.join(chart(history, name, key) for key in CHARTED)}</div>"
+                     for name in names)
+    body = (f"<h1>Nightly regressions</h1><p>{len(history)} nights, newest first; a job's cell names the checks it "
+            f"failed.</p><table><tr><th>night</th><th>result</th>{head}</tr>{''.join(rows)}</table>"
+            f"<h2>Trends</h2><p>Shaded: the band each night was judged against (the median of the job's past good "
+            f"nights, plus or minus the tolerance); red: a regressed night.</p>{trends}")
     return page("Nightly regressions", body)
 
 

@@ -169,7 +169,7 @@ def summary_line(report: dict) -> str:
     run = report["run_id"]
     if report.get("failed_step"):
         return f"NIGHTLY FAIL {run}: step {report['failed_step']} failed before the jobs ran (see {report['log']})"
-    failed = [(j["name"], [c["name"] for c in j["checks"] if not c["passed"]]) for j in report["jobs"]]
+    failed = [(j["name"], [c["name"] for c in j["checks"] if c["passed"] is False]) for j in report["jobs"]]
     failed = [(name, checks) for name, checks in failed if checks]
     if not failed:
         return f"NIGHTLY PASS {run}: {len(report['jobs'])}/{len(report['jobs'])} jobs passed every check"

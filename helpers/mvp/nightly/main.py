@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import fsutil
 from ..dashboard import Dashboard
-from . import index, judge, report, retention
+from . import history, index, judge, report, retention
 
 
 def input_manifests(settings) -> dict:
@@ -52,13 +52,17 @@ def write_plan(run_dir: Path, args, settings) -> dict:
 
 def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
+    past = fsutil.read_json(run_dir.parent / "history.json", []) or []
+    for job in jobs:
+        job["checks"].append(history.check(job, past, plan["run_id"], settings))
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "code_id": plan.get("code_id"),
         "failed_step": plan.get("failed_step"), "log": str(run_dir / "nightly.log"),
         "prepare": plan.get("prepare"), "jobs": jobs,
     }
-    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] for j in jobs for c in j["checks"])
+    # A check not judged yet (passed: null) fails nothing.
+    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"])
     rep["summary"] = judge.summary_line(rep)
     fsutil.write_json(run_dir / "report.json", rep)
     fsutil.write_text(run_dir / "report.md", report.markdown(rep))

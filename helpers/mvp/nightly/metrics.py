@@ -109,4 +109,26 @@ def summarize(log_text: str, samples_per_step: Optional[float], gpus: Optional[i
         "mean_throughput": throughput,
         "sps": round(mean(sps_values), 3) if sps_values else None,
         "step_mentions": raw_step_mentions(log_text),
+        **outcome(rows),
+    }
+
+
+def _series(rows: list, key: str) -> list:
+    return [r[key] for r in rows if isinstance(r.get(key), float)]
+
+
+def outcome(rows: list) -> dict:
+    """What training reached, for the judgment against history: the reward
+    (verl's critic/score/mean, PPO and GRPO) at the last step and at its best,
+    the loss at the last step (train/loss, SFT; the RL losses hover around 0
+    and say little), and the peak memory: GPU memory where verl measures it,
+    else (a CPU run, where verl reports 0 GPU bytes) the process's memory."""
+    scores, losses = _series(rows, "critic/score/mean"), _series(rows, "train/loss")
+    gpu = [v for v in _series(rows, "actor/perf/max_memory_allocated_gb") if v > 0]
+    memory = gpu or _series(rows, "actor/perf/cpu_memory_used_gb")
+    return {
+        "final_score": scores[-1] if scores else None,
+        "best_score": max(scores) if scores else None,
+        "final_loss": losses[-1] if losses else None,
+        "peak_memory_gb": round(max(memory), 3) if memory else None,
     }

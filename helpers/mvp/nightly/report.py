@@ -9,7 +9,12 @@ def _fmt(value, digits=2) -> str:
 
 
 def _failed(job: dict) -> list:
-    return [c["name"] for c in job["checks"] if not c["passed"]]
+    return [c["name"] for c in job["checks"] if c["passed"] is False]
+
+
+def word(passed) -> str:
+    """A check's verdict: passed is True, False, or None (not judged yet)."""
+    return "NOT JUDGED" if passed is None else "PASS" if passed else "FAIL"
 
 
 def markdown(report: dict) -> str:
@@ -28,14 +33,14 @@ def markdown(report: dict) -> str:
     for j in report["jobs"]:
         lines += ["", f"## {j['name']} ({j['submission_id'] or 'not submitted'})", ""]
         for c in j["checks"]:
-            lines.append(f"- {'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['evidence']}")
+            lines.append(f"- {word(c['passed'])} {c['name']}: {c['evidence']}")
     lines += ["", report["summary"], ""]
     return "\n".join(lines)
 
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
-.pass{color:#17702a;font-weight:600}.fail{color:#b00020;font-weight:600}
+.pass{color:#17702a;font-weight:600}.unjudged{color:#777;font-weight:600}.fail{color:#b00020;font-weight:600}
 code{font-size:12px}svg{border:1px solid #ddd;margin:0 1em 1em 0;background:#fff}"""
 
 
@@ -44,8 +49,9 @@ def page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
-def verdict(passed: bool) -> str:
-    return f"<span class=\"{'pass' if passed else 'fail'}\">{'PASS' if passed else 'FAIL'}</span>"
+def verdict(passed) -> str:
+    css = "unjudged" if passed is None else "pass" if passed else "fail"
+    return f"<span class=\"{css}\">{word(passed)}</span>"
 
 
 def html(report: dict) -> str:

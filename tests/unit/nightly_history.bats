@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# The nightly's judgment of each job against its own history
+# (helpers/mvp/nightly/history.py): synthetic nights, each judged by the real
+# check and recorded by the real index.record (tests/test_helper/nightly_sim.py).
+# A verdict is true (within tolerance), false (regression) or null (not judged yet).
+
+setup() {
+  load ../test_helper/common
+  REG=$BATS_TEST_TMPDIR/regressions
+  mkdir -p "$REG"
+}
+
+# sim EXPR: evaluates EXPR in nightly_sim with REG (a Path) defined; prints JSON.
+sim() {
+  PYTHONPATH=$MVP_REPO/helpers:$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" -c '
+import json, random, sys
+from pathlib import Path
+from nightly_sim import *
+REG = Path(sys.argv[1])
+print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
+}
+
+@test "history: a flat history passes tonight's +5% and fails +30%, with the figure, the median and the night count as evidence" {
+  run sim 'series(REG, [10.0] * 7 + [10.5, 13.0])'
+  assert_success
+  assert_output '[null, null, null, true, true, true, true, true, false]'
+  run jq -r '.[-1].jobs.grpo.failed_checks[]' "$REG/history.json"
+  assert_output regression
+  run sim 'regression(night(REG, 20, [job(step_s=14.2)], settings()))["evidence"]'
+  assert_output '"s/step 14.2 vs median 10 of 7 nights: +42% (worse than 10%)"'
+}
+
+@test "history: too little history is not judged yet (null), which fails nothing; the first judgment needs MVP_NIGHTLY_MIN_HISTORY good nights" {
+  run sim '[regression(night(REG, d, [job()], settings(nightly_min_history=2)), "grpo") for d in range(3)]'
+  assert_success
+  jq -e 'map(.passed) == [null, null, true] and (.[0].evidence | test("not judged yet \\(0 good nights in history, 2 needed\\)"))' <<<"$output"
+  run sim 'night(REG, 5, [job(step_s=100.0)], settings(nightly_min_history=9))["passed"]'
+  assert_output true
+}
+
+@test "history: a slow drift of 1% a night is never flagged; 3% a night is flagged once it adds up past 10% of the median" {
+  run sim 'series(REG, [10 * 1.01 ** t for t in range(20)])'
+  assert_success
+  [[ $(jq 'map(select(. == false)) | length' <<<"$output") == 0 ]]
+  rm -rf "$REG" && mkdir "$REG"
+  run sim 'series(REG, [10 * 1.03 ** t for t in range(12)])'
+  assert_output '[null, null, null, true, true, true, false, false, false, false, false, false]'
+}
+
+@test "history: one step change is flagged that night and every night after: a regressed night never joins the baseline" {
+  run sim 'series(REG, [10.0] * 8 + [12.0] * 6)'
+  assert_success
+  assert_output '[null, null, null, true, true, true, true, true, false, false, false, false, false, false]'
+}
+
+@test "history: noise of +-4% around a steady figure raises no false alarm in 40 nights" {
+  run sim 'series(REG, [10 * (1 + random.Random(night).uniform(-0.04, 0.04)) for night in range(40)])'
+  assert_success
+  [[ $(jq 'map(select(. == false)) | length' <<<"$output") == 0 ]]
+  [[ $(jq 'map(select(. == true)) | length' <<<"$output") == 37 ]]
+}
+
+@test "history: missing nights (the job FAILED, not run, or without the figure) are skipped: the baseline is the last K good nights" {
+  # Five good nights of 10 s, then failures and gaps, then tonight at 10.5 s.
+  run sim '[series(REG, [10.0] * 5 + [None, None]), night(REG, 7, [job(name="sft")], settings()),
+            night(REG, 8, [job(step_s=None)], settings()), regression(night(REG, 9, [job(step_s=10.5)], settings()))]'
+  assert_success
+  jq -e '.[0][5:] == [null, null]' <<<"$output"
+  jq -e '.[3].passed == true and (.[3].evidence | test("s/step 10.5 vs median 10 of 5 nights: \\+5%"))' <<<"$output"
+  # A FAILED job is not judged: its figures do not compare.
+  run sim 'regression(night(REG, 10, [job(status="FAILED")], settings()))'
+  jq -e '.passed == null and (.evidence | test("not judged: the job ended FAILED"))' <<<"$output"
+}
+
+@test "history: a figure is worse only in its direction: faster steps and more throughput pass, a lower score fails; tolerances are per figure" {
+  run sim '[series(REG, [10.0] * 5), regression(night(REG, 5, [job(step_s=5.0, throughput=300.0)], settings()))["passed"]]'
+  assert_output '[[null, null, null, true, true], true]'
+  run sim 'regression(night(REG, 6, [job(throughput=80.0)], settings()))["evidence"]'
+  assert_output '"throughput 80 vs median 100 of 6 nights: -20% (worse than 10%)"'
+  run sim 'regression(night(REG, 7, [job(throughput=80.0)], settings(nightly_tolerance={"throughput": "25"})))["passed"]'
+  assert_output true
+  run sim '[night(REG, 8 + d, [job(final_score=0.5)], settings())["passed"] for d in range(3)] + [regression(night(REG, 11, [job(final_score=0.4)], settings()))["evidence"]]'
+  assert_output '[true, true, true, "final score 0.4 vs median 0.5 of 3 nights: -20% (worse than 10%)"]'
+}
+
+@test "history: MVP_NIGHTLY_HISTORY_SINCE starts the history afresh after an intended change: earlier nights are not the baseline" {
+  run sim '[series(REG, [10.0] * 5), regression(night(REG, 5, [job(step_s=20.0)], settings(nightly_history_since="nightly-20260104T000000Z")))]'
+  assert_success
+  jq -e '.[1].passed == null and (.[1].evidence | test("2 good nights in history, 3 needed"))' <<<"$output"
+}
+
+@test "history: index.html draws each judged night's band, marks the regressed night in red, puts dates on the x axis and names the failed check" {
+  run sim 'series(REG, [10.0] * 7 + [13.0])'
+  assert_success
+  local svg
+  svg=$(sed 's|</svg>|</svg>\n|g' "$REG/index.html" | grep 'data-job="grpo" data-metric="step_s"')
+  [[ $(grep -o 'class="band"' <<<"$svg" | wc -l) == 1 ]]
+  [[ $(grep -o 'class="pt regressed"' <<<"$svg" | wc -l) == 1 ]]
+  [[ $(grep -o 'class="pt"' <<<"$svg" | wc -l) == 7 ]]
+  grep -q '>2026-01-01</text>' <<<"$svg"
+  grep -q '>2026-01-08</text>' <<<"$svg"
+  grep -q '<td>SUCCEEDED 60.0s <span class="fail">regression</span></td>' "$REG/index.html"
+}
