@@ -34,10 +34,10 @@ BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STE
 lock-trainer:
 	python3 helpers/trainer/lock.py
 
-.PHONY: lock-trainer help setup test test-unit test-integration test-real-verl test-slurm test-compose test-ssh demo down bench
+.PHONY: lock-trainer help setup test test-unit test-integration test-real-verl test-slurm test-compose test-kuberay test-ssh demo down bench
 
 help:
-	@echo "make setup | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-ssh | demo | down | bench"
+	@echo "make setup | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench"
 
 setup:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
@@ -68,6 +68,10 @@ test-slurm: setup
 # The compose runtime on a real engine (root: it builds its image with mmdebstrap).
 test-compose: setup
 	tests/run tests/compose
+
+# What KubeRay would run (rendered RayJob -> pods as KubeRay v1.7.0 builds them), on podman.
+test-kuberay: setup
+	tests/run tests/kuberay
 
 # The ssh runtime: nodes with real sshd servers, reached only over ssh.
 test-ssh: setup

@@ -74,6 +74,7 @@ class K8s:
         self.head_memory = need("MVP_K8S_HEAD_MEMORY")
         self.worker_cpus = need("MVP_K8S_WORKER_CPUS")
         self.worker_memory = need("MVP_K8S_WORKER_MEMORY")
+        self.shm_size = need("MVP_K8S_SHM_SIZE")
         self.workers = _int(need("MVP_WORKERS"), "MVP_WORKERS")
         self.gpus = _int(need("MVP_GPUS_PER_WORKER"), "MVP_GPUS_PER_WORKER")
         self.job_timeout = _int(need("MVP_JOB_TIMEOUT"), "MVP_JOB_TIMEOUT")
@@ -135,9 +136,13 @@ def cluster_spec(k: K8s) -> dict:
         _needs(k, AUTH_OPTIONS, "MVP_K8S_AUTH=1 (authOptions mode token)", "or set MVP_K8S_AUTH=0")
     volumes, mounts = _volume(k)
 
-    def pod(name: str, resources: dict) -> dict:
+    def pod(name: str, resources: dict, shm: str = "") -> dict:
+        # A container's /dev/shm is 64 MiB unless a memory-backed volume is
+        # mounted there: NCCL and Ray's object store need more.
+        extra_volumes, extra_mounts = ([{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}],
+                                       [{"name": "dshm", "mountPath": "/dev/shm"}]) if shm else ([], [])
         return {"spec": {"containers": [{"name": name, "image": k.image, "resources": resources,
-                                         "volumeMounts": mounts}], "volumes": volumes}}
+                                         "volumeMounts": mounts + extra_mounts}], "volumes": volumes + extra_volumes}}
     spec = {
         "rayVersion": k.ray_version,
         # The head runs Ray's control plane only: no task or actor lands there.
@@ -151,7 +156,7 @@ def cluster_spec(k: K8s) -> dict:
             # quotes only the --resources it makes from this field itself.
             "resources": {"worker_node": "100"},
             "rayStartParams": {"num-gpus": str(k.gpus)},
-            "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus)),
+            "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus), k.shm_size),
         }],
     }
     if k.auth:

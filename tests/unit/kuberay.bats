@@ -82,8 +82,11 @@ STUB
   jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and .resources == {"worker_node": "100"}
          and .rayStartParams == {"num-gpus": "4"} and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
   jq -e '[.spec.headGroupSpec.template, .spec.workerGroupSpecs[0].template]
-         | all(.spec.containers[0].volumeMounts == [{"name": "shared", "mountPath": "/private"}]
+         | all(.spec.containers[0].volumeMounts[0] == {"name": "shared", "mountPath": "/private"}
                and .spec.volumes[0].persistentVolumeClaim.claimName == "mvp-shared")' <<<"$c"
+  # The workers' /dev/shm is memory-backed and MVP_K8S_SHM_SIZE big (a container's own is 64 MiB).
+  jq -e '.spec.workerGroupSpecs[0].template.spec | .containers[0].volumeMounts[1] == {"name": "dshm", "mountPath": "/dev/shm"}
+         and .volumes[1] == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}' <<<"$c"
   jq -e '.spec.authOptions.mode == "token"' <<<"$c"
   jq -e '.spec.accessModes == ["ReadWriteMany"]' <<<"$(doc "$BATS_TEST_TMPDIR/c.yaml" PersistentVolumeClaim)"
   MVP_K8S_AUTH=0 render cluster --out "$BATS_TEST_TMPDIR/noauth.yaml"

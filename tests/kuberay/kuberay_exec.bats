@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# What KubeRay would run, run: the RayJob that scripts/71_render_kuberay.sh
+# renders becomes pods as KubeRay v1.7.0 builds them (tests/test_helper/
+# kuberay_pods.py: each Ray container's `/bin/bash -c` line from its group,
+# the environment KubeRay injects, token auth, the submitter's own command
+# with RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID), started as podman
+# containers on a network of their own, the head service's DNS name an alias
+# of the head pod. The "image" is this host's root as an overlay with the repo
+# at MVP_K8S_RUNBOOK_DIR. Jobs run the CPU STAND-IN for verl; GPUs are the
+# pods' nvidia.com/gpu limits, which Ray counts without devices.
+# teardown_file removes every pod and the network, even when a test fails.
+
+setup_file() {
+  load ../test_helper/common
+  command -v podman >/dev/null || { echo "podman is missing; run make setup" >&3; return 1; }
+  mvp_isolate "$BATS_FILE_TMPDIR"
+  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/setup.log
+  local slot=${MVP_TEST_SLOT:-0}
+  export NET=mvpk-$slot PREFIX=10.89.$((100 + slot))
+  # The engine's configuration, as the compose tier's: runc (crun refuses
+  # these machines' cgroups) and ulimits this host can grant.
+  export CONTAINERS_CONF=$BATS_FILE_TMPDIR/containers.conf
+  printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$(ulimit -Hn):$(ulimit -Hn)\", \"nproc=4096:4096\"]" \
+    '[engine]' 'runtime = "runc"' >"$CONTAINERS_CONF"
+  # The pods' settings: a small cluster's memory, the runbook where the image holds it, token auth.
+  export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
+    MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin
+  mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_FILE_TMPDIR/ppo.yaml"
+  "$MVP_REPO/scripts/71_render_kuberay.sh" job "$BATS_FILE_TMPDIR/ppo.yaml" --out "$BATS_FILE_TMPDIR/job.yaml" \
+    2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  # The token KubeRay would keep in the cluster's Secret.
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$BATS_FILE_TMPDIR/token")
+  PYTHONPATH=$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
+    "$BATS_FILE_TMPDIR/job.yaml" --shared "$SHARED_ROOT" --repo "$MVP_REPO" --runbook-dir "$MVP_K8S_RUNBOOK_DIR" \
+    --token-file "$BATS_FILE_TMPDIR/token" --network "$NET" --subnet-prefix "$PREFIX" >"$BATS_FILE_TMPDIR/pods.jsonl" ||
+    return 1
+  podman network rm -f "$NET" >/dev/null 2>&1 || true
+  podman network create --subnet "$PREFIX.0/24" "$NET" >/dev/null
+}
+
+teardown_file() {
+  load ../test_helper/common
+  local name
+  for name in $(jq -r .name "$BATS_FILE_TMPDIR/pods.jsonl" 2>/dev/null); do
+    podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
+  done
+  podman network rm -f "$NET" >/dev/null 2>&1 || true
+}
+
+setup() {
+  load ../test_helper/common
+}
+
+pods() { jq -c "select(.role == \"$1\")" "$BATS_FILE_TMPDIR/pods.jsonl"; }
+
+# pod_argv JSON: ARGV, the pod's `podman run` arguments (after the options).
+pod_argv() {
+  mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
+}
+
+# The dashboard of the head pod, with the token (Ray's HTTP auth).
+dash() {
+  curl -fsS -H "Authorization: Bearer $(<"$BATS_FILE_TMPDIR/token")" "http://$PREFIX.2:8265$1"
+}
+
+alive_nodes() {
+  dash '/api/v0/nodes?detail=true' | jq '[.data.result.result[] | select(.state == "ALIVE")]'
+}
+
+@test "kuberay: the rendered RayJob's head and worker pods run KubeRay's own command lines; Ray has a 0-CPU 0-GPU head and two workers with 4 GPUs and worker_node 100 at their pod IPs" {
+  local pod
+  while read -r pod; do
+    pod_argv "$pod"
+    podman run -d "${ARGV[@]}" >/dev/null
+  done < <(pods head; pods worker)
+  local i n=0
+  for ((i = 0; i < 120; i++)); do
+    n=$(alive_nodes 2>/dev/null | jq length) || n=0
+    ((n == 3)) && break
+    sleep 1
+  done
+  ((n == 3)) || { podman logs "$(pods head | jq -r .name)" | tail -20; false; }
+  run alive_nodes
+  jq -e '[.[] | select(.is_head_node)] | length == 1 and (.[0].resources_total | (.CPU // 0) == 0 and (.GPU // 0) == 0)' \
+    <<<"$output"
+  run jq -c '[.[] | select(.is_head_node | not) | {ip: .node_ip, gpu: .resources_total.GPU, worker_node: .resources_total.worker_node, cpu: .resources_total.CPU}] | sort_by(.ip)' <<<"$output"
+  assert_output "[{\"ip\":\"$PREFIX.3\",\"gpu\":4,\"worker_node\":100,\"cpu\":4},{\"ip\":\"$PREFIX.4\",\"gpu\":4,\"worker_node\":100,\"cpu\":4}]"
+  # Without the token, the cluster says no (authOptions mode token reached every pod).
+  run curl -s -o /dev/null -w '%{http_code}' "http://$PREFIX.2:8265/api/v0/nodes"
+  assert_output 401
+}
+
+@test "kuberay: the rendered submitter, run as KubeRay runs it, submits the job: exit 0, SUCCEEDED with its driver on a worker pod, /private/jobs/<id>/ laid out as on every runtime" {
+  local sub id
+  sub=$(pods submitter)
+  id=$("$MVP_REPO/.venv/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["spec"]["jobId"])' \
+    "$BATS_FILE_TMPDIR/job.yaml")
+  pod_argv "$sub"
+  run --separate-stderr timeout 600 podman run --rm "${ARGV[@]}"
+  [[ $status == 0 ]] || { echo "$stderr" | tail -30; false; }
+  assert_equal "$(last_line)" "$id"
+  local jd="$SHARED_ROOT/jobs/$id"
+  local f
+  for f in config/job_spec.json config/runtime_env.json config/submit_cmd.txt logs/driver.log logs/submit.log result.json; do
+    [[ -s $jd/$f ]] || { echo "missing $jd/$f"; false; }
+  done
+  jq -e --arg a "$PREFIX.3" --arg b "$PREFIX.4" '.status == "SUCCEEDED" and .driver_on_head == false
+    and (.driver_node_ip == $a or .driver_node_ip == $b)' "$jd/result.json"
+  # Ray agrees, and the job went in from the submitter pod with KubeRay's id.
+  dash "/api/jobs/$id" | jq -e '.status == "SUCCEEDED"'
+  jq -se --arg pod "$(jq -r .name <<<"$sub")" '[.[] | select(.event == "submitted" and .host == $pod)] | length == 1' "$jd/logs/submit.log"
+  jq -e '.resolved.cluster | startswith("kuberay@")' "$jd/config/job_spec.json"
+  grep -q '^MVP_PRECHECK_VERL_FILE=/private/common/code/verl/standin/' "$jd/logs/driver.log"
+  [[ -s $jd/checkpoints/latest_checkpointed_iteration.txt ]]
+  # The token reached Ray through the environment KubeRay sets, never a file of the job.
+  run grep -rl "$(<"$BATS_FILE_TMPDIR/token")" "$jd"
+  assert_output ""
+}
