@@ -125,8 +125,8 @@ RAY_AUTH_MODE=token
 RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
 }
 
-@test "config: every setting in config/defaults.env is in the README's settings table with the same default" {
-  run python3 - "$MVP_REPO/config/defaults.env" "$MVP_REPO/README.md" <<'PY'
+@test "config: every setting in config/defaults.env is in docs/settings.md's table with the same default" {
+  run python3 - "$MVP_REPO/config/defaults.env" "$MVP_REPO/docs/settings.md" <<'PY'
 import re, shlex, sys
 defaults = {}
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -134,16 +134,15 @@ for line in open(sys.argv[1], encoding="utf-8"):
         name, _, value = line.rstrip("\n").partition("=")
         defaults[name] = " ".join(shlex.split(value)) if value else ""
 readme = open(sys.argv[2], encoding="utf-8").read()
-table = readme[readme.index("## Settings"):]
-table = table[:table.index("\n## ", 1)]
+table = readme
 rows = {}
 for row in table.splitlines():
     cells = row.split("|")
     if len(cells) > 3:
         for name in re.findall(r"`([A-Z_][A-Z0-9_]*)`", cells[1]):
             rows[name] = cells[2]
-problems = [f"{n}: not in the README's settings table" for n in defaults if n not in rows]
-problems += [f"{n}: default {v!r} is not in the README's default column ({rows[n].strip()})"
+problems = [f"{n}: not in docs/settings.md's table" for n in defaults if n not in rows]
+problems += [f"{n}: default {v!r} is not in docs/settings.md's default column ({rows[n].strip()})"
              for n, v in defaults.items() if v and n in rows and v not in rows[n]]
 print("\n".join(problems))
 sys.exit(1 if problems else 0)
