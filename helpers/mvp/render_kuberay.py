@@ -292,11 +292,14 @@ def main(args, settings) -> int:
     import os
     k = K8s(dict(os.environ))
     cfg_text = args.ray_config_text
+    # Every file starts with the shared volume's claim: `kubectl apply -f`
+    # creates in file order, so no pod waits for a claim that is not there
+    # (applying it again when it exists changes nothing).
     if args.what == "cluster":
         docs = [pvc(k), raycluster(k)]
     elif args.what == "job":
         spec_text = jobspec.decode_input(sys.stdin.buffer.read(), args.jobspec_name)
-        docs = [rayjob(k, settings, args.jobspec_name, spec_text, cfg_text, tuple(args.override))]
+        docs = [pvc(k), rayjob(k, settings, args.jobspec_name, spec_text, cfg_text, tuple(args.override))]
     else:
         specs = []
         for item in args.nightly_spec:
@@ -304,7 +307,7 @@ def main(args, settings) -> int:
             text = Path(path).read_text(encoding="utf-8")
             specs.append((name, str(Path(path).relative_to(REPO)) if Path(path).is_relative_to(REPO) else path,
                           text, tuple(args.override)))
-        docs = raycronjobs(k, settings, specs, cfg_text)
+        docs = [pvc(k), *raycronjobs(k, settings, specs, cfg_text)]
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))
     log.info(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
     return 0

@@ -24,12 +24,11 @@ Kubernetes' part: a container's limits become the container's cgroup limits
 (podman --cpus/--memory); a PersistentVolumeClaim is the test's shared
 directory; an emptyDir of medium Memory at /dev/shm is podman's --shm-size.
 
-Usage: kuberay_pods.py RAYJOB.yaml --shared DIR --repo REPO --runbook-dir POD_PATH --token-file F
-                        --network NAME --subnet-prefix 10.89.K
+Usage: kuberay_pods.py RAYJOB.yaml --shared DIR --token-file F --network NAME --subnet-prefix 10.89.K
 Prints one JSON line per pod: {"name", "role": head|worker|submitter, "ip", "argv": [podman run args after `run`]}.
-The "image" is this host's root filesystem as an overlay (podman --rootfs /:O)
-with the repo's venv first on PATH and the repo at POD_PATH: what an image
-built from the recipe holds."""
+Every pod runs the image the manifest names (the runbook's image, built by
+scripts/72_build_image.sh); a container's command and args follow the image
+name, as Kubernetes runs them on an image without an ENTRYPOINT."""
 import argparse
 import json
 import sys
@@ -76,7 +75,7 @@ def limits(container: dict) -> list:
     return out
 
 
-def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, network: str, prefix: str) -> list:
+def pods(doc: dict, shared: str, token: str, network: str, prefix: str) -> list:
     name, ns = doc["metadata"]["name"], doc["metadata"].get("namespace") or "default"
     spec = doc["spec"]
     cluster = f"{name}-{SUFFIX}"
@@ -84,10 +83,7 @@ def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, networ
     cspec = spec["rayClusterSpec"]
     head_port = str((cspec["headGroupSpec"].get("rayStartParams") or {}).get("port", "6379"))
     auth = (cspec.get("authOptions") or {}).get("mode") == "token"
-    # The image: this host's root (with the repo's venv, first on PATH) and
-    # the runbook where the manifests say the image holds it.
-    image = ["--network", network, "--env", f"PATH={repo}/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-             "--volume", f"{repo}:{runbook_dir}:ro"]
+    image = ["--network", network]
     out = []
     groups = [("head", cspec["headGroupSpec"], 1, "headgroup")]
     groups += [("worker", g, g.get("replicas", 1), g["groupName"]) for g in cspec.get("workerGroupSpecs") or []]
@@ -114,7 +110,7 @@ def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, networ
                     *limits(container)]
             if role == "head":
                 argv += ["--network-alias", svc]
-            argv += ["--rootfs", "/:O", *command, *args]
+            argv += [container["image"], *command, *args]
             out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv})
             ip += 1
     sub = spec["submitterPodTemplate"]["spec"]
@@ -126,7 +122,7 @@ def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, networ
     pod = f"{name}-submitter"
     argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", *image,
             *env_args((container.get("env") or []) + kuberay_env, {}), *mounts(sub, container, shared), *limits(container),
-            "--rootfs", "/:O", *container["command"], *(container.get("args") or [])]
+            container["image"], *container["command"], *(container.get("args") or [])]
     out.append({"name": pod, "role": "submitter", "ip": f"{prefix}.{ip}", "argv": argv})
     return out
 
@@ -135,15 +131,13 @@ def main(argv: list) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("rayjob")
     p.add_argument("--shared", required=True)
-    p.add_argument("--repo", required=True)
-    p.add_argument("--runbook-dir", required=True)
     p.add_argument("--network", required=True)
     p.add_argument("--token-file", required=True)
     p.add_argument("--subnet-prefix", required=True)
     a = p.parse_args(argv)
     docs = [d for d in yaml.safe_load_all(Path(a.rayjob).read_text(encoding="utf-8")) if d and d["kind"] == "RayJob"]
     token = Path(a.token_file).read_text().strip()
-    for pod in pods(docs[0], a.shared, a.repo, a.runbook_dir, token, a.network, a.subnet_prefix):
+    for pod in pods(docs[0], a.shared, token, a.network, a.subnet_prefix):
         print(json.dumps(pod))
     return 0
 

@@ -302,3 +302,16 @@ refused() {
   run validate "$BATS_TEST_TMPDIR/c.yaml"
   assert_success
 }
+
+@test "71: every file it writes starts with the shared volume's claim, so kubectl apply -f creates it before any pod that mounts it" {
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
+  render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  local f
+  for f in c j n; do
+    run "$MVP_REPO/.venv/bin/python" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+print(docs[0]["kind"], docs[0]["metadata"]["name"], sum(d["kind"] == "PersistentVolumeClaim" for d in docs))' "$BATS_TEST_TMPDIR/$f.yaml"
+    assert_output "PersistentVolumeClaim mvp-shared 1"
+  done
+}
