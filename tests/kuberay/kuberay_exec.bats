@@ -70,13 +70,20 @@ dash() {
   curl -fsS -H "Authorization: Bearer $(<"$BATS_FILE_TMPDIR/token")" "http://$PREFIX.2:8265$1"
 }
 
+# doc FILE KIND: the rendered file's document of that kind, as JSON (every
+# file also starts with the PersistentVolumeClaim).
+doc() {
+  "$MVP_REPO/.venv/bin/python" -c 'import json, sys, yaml
+print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == sys.argv[2]][0]))' "$1" "$2"
+}
+
 alive_nodes() {
   dash '/api/v0/nodes?detail=true' | jq '[.data.result.result[] | select(.state == "ALIVE")]'
 }
 
 @test "kuberay: the image built by 72 from the recipe holds the runbook where every rendered pod runs it from (MVP_K8S_RUNBOOK_DIR)" {
   run jq -r '.spec.submitterPodTemplate.spec.containers[0] | .image, (.env[] | select(.name == "PYTHONPATH") | .value)' \
-    <<<"$("$MVP_REPO/.venv/bin/python" -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$BATS_FILE_TMPDIR/job.yaml")"
+    <<<"$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob)"
   assert_output "$MVP_K8S_IMAGE"$'\n'"$MVP_K8S_RUNBOOK_DIR/helpers"
   run podman run --rm --network none "$MVP_K8S_IMAGE" sh -c \
     "cd $MVP_K8S_RUNBOOK_DIR && ls scripts/43_submit_jobspec.sh && PYTHONPATH=$MVP_K8S_RUNBOOK_DIR/helpers python3 -m mvp --help"
@@ -115,8 +122,7 @@ alive_nodes() {
 @test "kuberay: the rendered submitter, run as KubeRay runs it, submits the job: exit 0, SUCCEEDED with its driver on a worker pod, /private/jobs/<id>/ laid out as on every runtime" {
   local sub id
   sub=$(pods submitter)
-  id=$("$MVP_REPO/.venv/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["spec"]["jobId"])' \
-    "$BATS_FILE_TMPDIR/job.yaml")
+  id=$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob | jq -r .spec.jobId)
   pod_argv "$sub"
   run --separate-stderr timeout 600 podman run --rm "${ARGV[@]}"
   [[ $status == 0 ]] || { echo "$stderr" | tail -30; false; }
