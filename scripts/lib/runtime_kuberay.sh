@@ -30,6 +30,14 @@ mvp::rt::derive() {
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
   # As the RayJob's submitter names it: kuberay@<RayCluster>.
   MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-kuberay@${MVP_K8S_HEAD_SERVICE%%-head-svc*}}
+  # The cluster's auth is what the pod's environment says (the CronJob sets
+  # RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the cluster's Secret). Ray and
+  # the helper take RAY_AUTH_TOKEN before any token file.
+  if [[ ${RAY_AUTH_MODE:-} == token ]]; then
+    [[ -n ${RAY_AUTH_TOKEN:-} ]] ||
+      mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
+    MVP_RAY_AUTH=token
+  fi
   if [[ $MVP_DRY_RUN == 1 ]]; then
     MVP_HEAD_IP=${MVP_HEAD_IP:-0.0.0.0}
     return 0
