@@ -33,15 +33,13 @@ mvp::rt::derive() {
   # The cluster's auth is what the pod's environment says (the CronJob sets
   # RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the cluster's Secret). Ray and
   # the helper take RAY_AUTH_TOKEN before any token file.
-  if [[ ${RAY_AUTH_MODE:-} == token ]]; then
-    [[ -n ${RAY_AUTH_TOKEN:-} ]] ||
-      mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
-    MVP_RAY_AUTH=token
-  fi
+  [[ ${RAY_AUTH_MODE:-} == token ]] && MVP_RAY_AUTH=token
   if [[ $MVP_DRY_RUN == 1 ]]; then
     MVP_HEAD_IP=${MVP_HEAD_IP:-0.0.0.0}
     return 0
   fi
+  [[ $MVP_RAY_AUTH != token || -n ${RAY_AUTH_TOKEN:-} ]] ||
+    mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
   local addresses
   addresses=$(mvp::rt::addresses) ||
     mvp::die "the RayCluster behind $MVP_DASHBOARD_URL is not ready after ${MVP_NODES_TIMEOUT}s (${addresses:-no answer}); see kubectl get raycluster,pods"
