@@ -2,15 +2,19 @@
 # 71_render_kuberay.sh: writes KubeRay resources from the same settings as
 # every runtime: the RayCluster (head control plane only, num-cpus "0"; a GPU
 # worker group with worker_node; the shared ReadWriteMany claim at /private;
-# token auth when MVP_K8S_AUTH=1), a RayJob for one JobSpec, or RayCronJobs
-# for the nightly. A RayJob's submitter pod runs the runbook's own submit path,
-# so /private/jobs/<id>/ is laid out as on every other runtime.
+# token auth when MVP_K8S_AUTH=1), a RayJob for one JobSpec, or the nightly:
+# that RayCluster and a Kubernetes CronJob (batch/v1, MVP_K8S_SCHEDULE) whose
+# pod runs 60_nightly_regression.sh against it (runtime kuberay), one night's
+# jobs one after another on the one cluster. A RayJob's submitter pod and the
+# nightly's pod run the runbook's own submit path, so /private/jobs/<id>/ is
+# laid out as on every other runtime. Every file starts with the claim, so
+# `kubectl apply -f FILE` creates it before any pod that mounts it.
 #
 # Usage: scripts/71_render_kuberay.sh cluster
 #        scripts/71_render_kuberay.sh job JOBSPEC.yaml [--override KEY=VALUE]...
 #        scripts/71_render_kuberay.sh nightly
 #        [--out FILE] (replaced whole; default: stdout)  [--help]
-# Then: kubectl apply -f FILE. A JobSpec is validated against SHARED_ROOT here
+# Then: kubectl apply -f FILE. The pods' image: scripts/72_build_image.sh. A JobSpec is validated against SHARED_ROOT here
 # (its code snapshot, data and model must exist), as 43 does before submitting.
 # Settings: MVP_K8S_* and MVP_KUBERAY_VERSION (the operator's release: what it
 # cannot honour is refused) in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
@@ -21,7 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
   mvp::init "$@"
-  local out="" what="" spec="" arg
+  local out="" what="" spec=""
   local -a args=()
   set -- "${MVP_ARGS[@]}"
   while (($#)); do
@@ -42,16 +46,11 @@ main() {
     "") mvp::die "missing what to render; use cluster, job JOBSPEC or nightly" ;;
     *) mvp::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
   esac
-  if [[ $what == nightly ]]; then
-    # The nightly's jobs, as 60 submits them (40, 40, 41, 42 use these).
-    for arg in ppo1=ppo ppo2=ppo grpo=grpo sft=sft; do
-      args+=(--nightly-spec "${arg%%=*}=$MVP_REPO/templates/jobspecs/${arg#*=}.yaml")
-    done
-  fi
   args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
   # The renderer reads these beyond what every helper command gets.
-  export "${!MVP_K8S_@}" MVP_KUBERAY_VERSION MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID MVP_SKIP_MODEL \
-    MVP_NIGHTLY_KEEP MVP_LOST_AFTER_S MVP_ADMISSION_CLAIM_S MVP_MIN_FREE_MB
+  # (The nightly's pod gets every MVP_NIGHTLY_* setting, and the sources 30 and 31 read.)
+  export "${!MVP_K8S_@}" "${!MVP_NIGHTLY_@}" MVP_KUBERAY_VERSION MVP_IMAGE CODE_ID MVP_GSM8K_SOURCE MVP_MODEL_ID \
+    MVP_SKIP_MODEL MVP_LOST_AFTER_S MVP_ADMISSION_CLAIM_S MVP_MIN_FREE_MB MVP_VERL_SRC MVP_MODEL_SOURCE
   local tmp
   tmp=$(mktemp "${out:-${TMPDIR:-/tmp}/mvp-kuberay}.XXXXXX")
   MVP_RENDER_TMP=$tmp

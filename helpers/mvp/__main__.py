@@ -55,11 +55,10 @@ def parser() -> argparse.ArgumentParser:
                    "pod; the scripts wait on their own host instead, which outlives the head)")
     c.set_defaults(func=module_command("submit", "main"))
 
-    c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, RayCronJob")
+    c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, the nightly's CronJob")
     c.add_argument("what", choices=("cluster", "job", "nightly"))
     c.add_argument("--jobspec-name", default="<stdin>", help="job: the JobSpec's name; its text is read on stdin")
     c.add_argument("--ray-config-text", required=True)
-    c.add_argument("--nightly-spec", action="append", default=[], help="NAME=JOBSPEC_PATH, one per nightly job")
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.set_defaults(func=module_command("render_kuberay", "main"))
 

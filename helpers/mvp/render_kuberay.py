@@ -14,13 +14,16 @@
   submitter pod runs the runbook's own submit path with that submission id,
   so /private/jobs/<id>/ is laid out as on every other runtime and the
   submitter's exit code is the job's truth (0 only for SUCCEEDED).
-- RayCronJob (the nightly): the RayJob of each nightly JobSpec on a schedule;
-  KubeRay names every run's job, and the submit path takes that id.
+- The nightly: the RayCluster and a plain Kubernetes CronJob whose pod runs
+  60_nightly_regression.sh against it (runtime kuberay), as cron runs it on
+  every other runtime. No RayCronJob: that is alpha behind the operator's
+  RayCronJob feature gate (off by default) and would start one RayCluster per
+  job at the same time, where a night runs its jobs one after another on one.
 
 Paths are rewritten from this host's view (SHARED_ROOT, the repo) to the pods'
 (/private, MVP_K8S_RUNBOOK_DIR). What the operator's release
-(MVP_KUBERAY_VERSION) cannot honour is refused in one line, e.g. a time zone
-below v1.7.0."""
+(MVP_KUBERAY_VERSION) cannot honour is refused in one line, e.g. token auth
+below v1.5.1."""
 import json
 import re
 import sys
@@ -40,8 +43,6 @@ MAX_RAYJOB_NAME = 47  # KubeRay's limit on a RayJob's name
 # at each tag). What MVP_KUBERAY_VERSION cannot honour is refused.
 GROUP_RESOURCES = (1, 5, 0)  # a group's `resources` field (worker_node)
 AUTH_OPTIONS = (1, 5, 1)  # authOptions mode token
-RAYCRONJOB = (1, 6, 0)  # RayCronJob (alpha: the operator's RayCronJob feature gate)
-CRON_TIME_ZONE = (1, 7, 0)  # RayCronJob spec.timeZone
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
                       "MVP_LOST_AFTER_S", "MVP_LOG_SYNC_SECONDS", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
@@ -70,6 +71,7 @@ class K8s:
         self.start_margin = _int(need("MVP_K8S_START_SECONDS"), "MVP_K8S_START_SECONDS")
         self.schedule = need("MVP_K8S_SCHEDULE")
         self.time_zone = need("MVP_K8S_TIME_ZONE")
+        self.nightly_only = need("MVP_K8S_NIGHTLY_ONLY")
         self.head_cpus = need("MVP_K8S_HEAD_CPUS")
         self.head_memory = need("MVP_K8S_HEAD_MEMORY")
         self.worker_cpus = need("MVP_K8S_WORKER_CPUS")
@@ -268,43 +270,80 @@ def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, over
             "metadata": _meta(k, _name(p.submission_id), {"mvp/workload": p.workload}), "spec": spec}
 
 
-def raycronjobs(k: K8s, settings, specs: list, cfg_text: str) -> list:
-    _needs(k, RAYCRONJOB, "the nightly, a RayCronJob per job,")
+NIGHTLY_JOBS = {"ppo1": 1, "ppo2": 1, "ppo": 2, "grpo": 1, "sft": 1}  # 60's --only names, in jobs
+
+
+def _nightly_jobs(k: K8s) -> tuple:
+    """60's arguments and how many jobs a night runs (MVP_K8S_NIGHTLY_ONLY, as 60's --only)."""
+    if not k.nightly_only:
+        return [], 4
+    names = k.nightly_only.split(",")
+    bad = [n for n in names if n not in NIGHTLY_JOBS]
+    if bad:
+        raise MvpError(f"MVP_K8S_NIGHTLY_ONLY='{k.nightly_only}': '{bad[0]}' is not a nightly job; give a comma list "
+                       "of ppo1, ppo2, grpo, sft (ppo = both PPO runs), or leave it empty for all four")
+    return ["--only", k.nightly_only], sum(NIGHTLY_JOBS[n] for n in names)
+
+
+def nightly_cronjob(k: K8s) -> dict:
+    """The nightly: a plain Kubernetes CronJob (batch/v1, no KubeRay feature
+    gate) whose one pod runs 60_nightly_regression.sh against the long-lived
+    RayCluster of `71 cluster` (runtime kuberay: scripts/lib/runtime_kuberay.sh),
+    so a night is what it is on every runtime: one cluster's GPUs, the jobs
+    one after another, the judgment and report on the shared volume, the
+    pod's exit status the night's. Never two at once: concurrencyPolicy
+    Forbid, and 60's own lock on the shared volume."""
+    args, jobs = _nightly_jobs(k)
+    volumes, mounts = _volume(k)
+    cluster = raycluster(k)["metadata"]["name"]
+    env = [{"name": "MVP_RUNTIME", "value": "kuberay"}, {"name": "SHARED_ROOT", "value": POD_SHARED_ROOT},
+           # KubeRay's name for the head's Service (utils.GenerateHeadServiceName).
+           {"name": "MVP_K8S_HEAD_SERVICE", "value": f"{cluster}-head-svc"},
+           {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
+           {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.env.get("MVP_VERL_SRC", ""))},
+           {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.env.get("MVP_MODEL_SOURCE", ""))}]
+    env += [{"name": n, "value": v} for n, v in k.settings.items()]
+    env += [{"name": n, "value": _pod_path(k, v)} for n, v in sorted(k.env.items())
+            if n.startswith("MVP_NIGHTLY_") and n not in k.settings]
+    if k.auth:
+        # The token KubeRay keeps for the cluster (common/pod.go
+        # SetContainerTokenAuthEnvVars: the Secret named after the cluster,
+        # key auth_token): Ray's clients read RAY_AUTH_TOKEN.
+        env += [{"name": "RAY_AUTH_MODE", "value": "token"},
+                {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": cluster, "key": "auth_token"}}}]
+    pod = {"restartPolicy": "Never", "volumes": volumes, "containers": [{
+        "name": "nightly", "image": k.image,
+        "command": ["bash", f"{k.runbook_dir}/scripts/60_nightly_regression.sh"], "args": args,
+        "env": env, "volumeMounts": mounts, "resources": _resources("1", "2Gi")}]}
+    spec = {"schedule": k.schedule, "concurrencyPolicy": "Forbid",
+            # A night that could not start on time is skipped, not run late in the day.
+            "startingDeadlineSeconds": k.start_margin,
+            "jobTemplate": {"spec": {
+                # A failed night is reported, not run again.
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": jobs * k.job_timeout + k.start_margin,
+                "template": {"metadata": {"labels": {"app.kubernetes.io/part-of": "mvp"}}, "spec": pod}}}}
     if k.time_zone:
-        _needs(k, CRON_TIME_ZONE, f"MVP_K8S_TIME_ZONE={k.time_zone} (RayCronJob spec.timeZone)",
-               "or leave MVP_K8S_TIME_ZONE empty (the schedule then runs in the operator's time zone)")
-    docs = []
-    for name, spec_name, spec_text, overrides in specs:
-        p = _plan(settings, spec_name, spec_text, cfg_text, overrides, "nightly-placeholder", True)
-        job = _job_spec(k, p, spec_name, spec_text, cfg_text, overrides, "$(RAY_JOB_SUBMISSION_ID)", True)
-        # Each run's id is KubeRay's (RAY_JOB_SUBMISSION_ID); the job
-        # directory follows it, so the entrypoint names it the same way.
-        job["entrypoint"] = job["entrypoint"].replace("nightly-placeholder", "${RAY_JOB_SUBMISSION_ID}")
-        spec = {"schedule": k.schedule, "jobTemplate": job}
-        if k.time_zone:
-            spec["timeZone"] = k.time_zone
-        docs.append({"apiVersion": "ray.io/v1", "kind": "RayCronJob",
-                     "metadata": _meta(k, f"mvp-nightly-{name}", {"mvp/workload": p.workload}), "spec": spec})
-    return docs
+        spec["timeZone"] = k.time_zone  # Kubernetes' own (batch/v1 CronJob, 1.27+), not KubeRay's
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": _meta(k, "mvp-nightly"), "spec": spec}
 
 
 def main(args, settings) -> int:
     import os
     k = K8s(dict(os.environ))
     cfg_text = args.ray_config_text
+    # Every file starts with the shared volume's claim: `kubectl apply -f`
+    # creates in file order, so no pod waits for a claim that is not there
+    # (applying it again when it exists changes nothing).
     if args.what == "cluster":
         docs = [pvc(k), raycluster(k)]
     elif args.what == "job":
         spec_text = jobspec.decode_input(sys.stdin.buffer.read(), args.jobspec_name)
-        docs = [rayjob(k, settings, args.jobspec_name, spec_text, cfg_text, tuple(args.override))]
+        docs = [pvc(k), rayjob(k, settings, args.jobspec_name, spec_text, cfg_text, tuple(args.override))]
     else:
-        specs = []
-        for item in args.nightly_spec:
-            name, _, path = item.partition("=")
-            text = Path(path).read_text(encoding="utf-8")
-            specs.append((name, str(Path(path).relative_to(REPO)) if Path(path).is_relative_to(REPO) else path,
-                          text, tuple(args.override)))
-        docs = raycronjobs(k, settings, specs, cfg_text)
+        # The cluster the nightly runs on, then its CronJob (which reads the
+        # cluster's Secret, made by the operator).
+        docs = [pvc(k), raycluster(k), nightly_cronjob(k)]
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))
     log.info(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
     return 0

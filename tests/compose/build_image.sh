@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# tests/compose/build_image.sh: builds the CPU test image of the compose tier
-# and prints its reference (localhost/mvp-compose-test:<hash>) on stdout.
+# tests/compose/build_image.sh: builds the CPU test image of the compose and
+# KubeRay tiers and prints its reference (localhost/mvp-compose-test:<hash>).
 #
 # Usage: tests/compose/build_image.sh [--print-tag] [--help]
 #   --print-tag   print the tag the current inputs give, build nothing
-# Needs root, mmdebstrap and a `docker` CLI whose engine answers (DOCKER_HOST).
-# The image is a Debian bookworm rootfs (mmdebstrap) with helpers/requirements.txt
+# Needs root, mmdebstrap and a container CLI: `docker` when its engine answers
+# (DOCKER_HOST), else `podman`.
+# Two layers. The base (localhost/mvp-compose-base:<hash>), standing in for
+# verl's image, is a Debian bookworm rootfs (mmdebstrap) with helpers/requirements.txt
 # (ray[default] at the host venv's version, PyYAML, pyarrow, hydra-core) pip-installed into
 # the system Python, as verl's images have it: python3 in /usr/bin, `ray` in
 # /usr/local/bin. The wheels are downloaded on this host, with this host's pip
 # configuration (index, mirror, CA bundle), and installed offline in the rootfs.
-# Safe to re-run: the tag is a hash of every input (this file and the
-# requirements); an image with that tag is reused, other inputs build a new one.
+# On it, the user's image recipe (scripts/72_build_image.sh,
+# templates/image/Containerfile) adds the runbook at MVP_K8S_RUNBOOK_DIR.
+# Safe to re-run: each tag is a hash of its inputs (the base's: this file and
+# the requirements; the image's: the base and the runbook's tracked files); an
+# image with that tag is reused, other inputs build a new one.
 set -Eeuo pipefail
 # shellcheck source=../../scripts/lib/log.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/log.sh"
@@ -24,9 +29,18 @@ PY_VERSION=3.11   # bookworm's python3
 REQUIREMENTS=$REPO/helpers/requirements.txt
 
 # The requirement lines count, not the comments beside them.
-image_tag() {
+base_tag() {
   { cat "${BASH_SOURCE[0]}"; grep -v '^[[:space:]]*\(#\|$\)' "$REQUIREMENTS"; } | sha256sum | cut -c1-16
 }
+
+# The base's tag and the content of every tracked file of the runbook (as in the work tree).
+image_tag() {
+  { base_tag; cd "$REPO" && git ls-files -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16
+}
+
+# The container CLI: docker when its engine answers, else podman.
+ENGINE=podman
+command -v docker >/dev/null && docker version >/dev/null 2>&1 && ENGINE=docker
 
 # Wheels for the image's Python and glibc (bookworm: 3.11, glibc 2.36),
 # whatever Python this host runs pip with.
@@ -45,23 +59,9 @@ download_wheels() {
     -r "$REQUIREMENTS"
 }
 
-main() {
-  case ${1:-} in
-    -h|--help) mvp::usage; exit 0 ;;
-    --print-tag) image_tag; exit 0 ;;
-    "") ;;
-    *) mvp::die "unknown argument '$1'; see --help" ;;
-  esac
-  [[ $(id -u) == 0 ]] || mvp::die "building the test image needs root (mmdebstrap, chroot); run as root"
-  command -v mmdebstrap >/dev/null || mvp::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
-  local ref
-  ref=localhost/mvp-compose-test:$(image_tag)
-  if docker image inspect "$ref" >/dev/null 2>&1; then
-    mvp::skip "test image $ref (built from the current inputs)"
-    echo "$ref"
-    return 0
-  fi
-  local work
+# build_base REF: the rootfs of verl's stand-in image, imported as REF.
+build_base() {
+  local ref=$1 work
   work=$(mktemp -d "${TMPDIR:-/tmp}/mvp-image.XXXXXX")
   # shellcheck disable=SC2064  # the directory is fixed now, on purpose
   trap "rm -rf '$work'" EXIT
@@ -84,14 +84,48 @@ main() {
     mvp::die "the rootfs lacks /usr/local/bin/ray or /usr/bin/python3; the pip install did not do what this image is for"
   mvp::log "importing the rootfs as $ref"
   tar -C "$work/root" --numeric-owner -cf - . |
-    docker import --change 'CMD ["sleep", "infinity"]' - "$ref" >/dev/null
-  # Images of earlier inputs are never used again: about 0.8 GB each.
-  local old
+    "$ENGINE" import --change 'CMD ["sleep", "infinity"]' - "$ref" >/dev/null
+  rm -rf "$work"
+}
+
+# remove_older REF: the images of REF's repository built from earlier inputs
+# (never used again; the base is about 0.8 GB).
+remove_older() {
+  local ref=$1 old
   while IFS= read -r old; do
     [[ $old == "$ref" ]] && continue
     mvp::info "removing $old (built from earlier inputs)"
-    docker rmi "$old" >/dev/null || mvp::warn "could not remove $old"
-  done < <(docker images --format '{{.Repository}}:{{.Tag}}' "${ref%:*}")
+    "$ENGINE" rmi "$old" >/dev/null || mvp::warn "could not remove $old"
+  done < <("$ENGINE" images --format '{{.Repository}}:{{.Tag}}' "${ref%:*}")
+}
+
+main() {
+  case ${1:-} in
+    -h|--help) mvp::usage; exit 0 ;;
+    --print-tag) image_tag; exit 0 ;;
+    "") ;;
+    *) mvp::die "unknown argument '$1'; see --help" ;;
+  esac
+  [[ $(id -u) == 0 ]] || mvp::die "building the test image needs root (mmdebstrap, chroot); run as root"
+  command -v mmdebstrap >/dev/null || mvp::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
+  local ref base
+  ref=localhost/mvp-compose-test:$(image_tag)
+  if "$ENGINE" image inspect "$ref" >/dev/null 2>&1; then
+    mvp::skip "test image $ref (built from the current inputs)"
+    echo "$ref"
+    return 0
+  fi
+  base=localhost/mvp-compose-base:$(base_tag)
+  if "$ENGINE" image inspect "$base" >/dev/null 2>&1; then
+    mvp::skip "base image $base (built from the current inputs)"
+  else
+    build_base "$base"
+  fi
+  # The user's recipe, as the README tells it: the runbook at MVP_K8S_RUNBOOK_DIR.
+  MVP_K8S_RUNBOOK_DIR=/workspace/mvp "$REPO/scripts/72_build_image.sh" --runtime local --engine "$ENGINE" \
+    --from "$base" --tag "$ref" >/dev/null
+  remove_older "$ref"
+  remove_older "$base"
   echo "$ref"
 }
 

@@ -5,9 +5,11 @@
 # the environment KubeRay injects, token auth, the submitter's own command
 # with RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID), started as podman
 # containers on a network of their own, the head service's DNS name an alias
-# of the head pod. The "image" is this host's root as an overlay with the repo
-# at MVP_K8S_RUNBOOK_DIR. Jobs run the CPU STAND-IN for verl; GPUs are the
-# pods' nvidia.com/gpu limits, which Ray counts without devices.
+# of the head pod. The pods' image is built by the user's recipe
+# (scripts/72_build_image.sh) on the compose tier's CPU image (standing in for
+# verl's): the runbook is where the manifests look for it. Jobs run the CPU
+# STAND-IN for verl; GPUs are the pods' nvidia.com/gpu limits, which Ray
+# counts without devices.
 # teardown_file removes every pod and the network, even when a test fails.
 
 setup_file() {
@@ -26,14 +28,18 @@ setup_file() {
   export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
     MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin
   mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  local start=$SECONDS
+  MVP_K8S_IMAGE=$("$MVP_REPO/tests/compose/build_image.sh" 2>>"$MVP_TEST_LOG") || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  export MVP_K8S_IMAGE
+  echo "# pods' image $MVP_K8S_IMAGE ready in $((SECONDS - start))s" >&3
   sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_FILE_TMPDIR/ppo.yaml"
   "$MVP_REPO/scripts/71_render_kuberay.sh" job "$BATS_FILE_TMPDIR/ppo.yaml" --out "$BATS_FILE_TMPDIR/job.yaml" \
     2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
   # The token KubeRay would keep in the cluster's Secret.
   (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$BATS_FILE_TMPDIR/token")
   PYTHONPATH=$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
-    "$BATS_FILE_TMPDIR/job.yaml" --shared "$SHARED_ROOT" --repo "$MVP_REPO" --runbook-dir "$MVP_K8S_RUNBOOK_DIR" \
-    --token-file "$BATS_FILE_TMPDIR/token" --network "$NET" --subnet-prefix "$PREFIX" >"$BATS_FILE_TMPDIR/pods.jsonl" ||
+    "$BATS_FILE_TMPDIR/job.yaml" --shared "$SHARED_ROOT" --token-file "$BATS_FILE_TMPDIR/token" --network "$NET" \
+    --subnet-prefix "$PREFIX" >"$BATS_FILE_TMPDIR/pods.jsonl" ||
     return 1
   podman network rm -f "$NET" >/dev/null 2>&1 || true
   podman network create --subnet "$PREFIX.0/24" "$NET" >/dev/null
@@ -64,8 +70,30 @@ dash() {
   curl -fsS -H "Authorization: Bearer $(<"$BATS_FILE_TMPDIR/token")" "http://$PREFIX.2:8265$1"
 }
 
+# doc FILE KIND: the rendered file's document of that kind, as JSON (every
+# file also starts with the PersistentVolumeClaim).
+doc() {
+  "$MVP_REPO/.venv/bin/python" -c 'import json, sys, yaml
+print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == sys.argv[2]][0]))' "$1" "$2"
+}
+
 alive_nodes() {
   dash '/api/v0/nodes?detail=true' | jq '[.data.result.result[] | select(.state == "ALIVE")]'
+}
+
+@test "kuberay: the image built by 72 from the recipe holds the runbook where every rendered pod runs it from (MVP_K8S_RUNBOOK_DIR)" {
+  run jq -r '.spec.submitterPodTemplate.spec.containers[0] | .image, (.env[] | select(.name == "PYTHONPATH") | .value)' \
+    <<<"$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob)"
+  assert_output "$MVP_K8S_IMAGE"$'\n'"$MVP_K8S_RUNBOOK_DIR/helpers"
+  run podman run --rm --network none "$MVP_K8S_IMAGE" sh -c \
+    "cd $MVP_K8S_RUNBOOK_DIR && ls scripts/43_submit_jobspec.sh && PYTHONPATH=$MVP_K8S_RUNBOOK_DIR/helpers python3 -m mvp --help"
+  assert_success
+  assert_line scripts/43_submit_jobspec.sh
+  assert_line --partial "usage: python -m mvp"
+  # The image's runbook is this checkout's tracked files, as they are now, and nothing more.
+  run podman run --rm --network none "$MVP_K8S_IMAGE" sh -c \
+    "cd $MVP_K8S_RUNBOOK_DIR && find . -type f | sed 's|^[.]/||' | LC_ALL=C sort | xargs sha256sum | sha256sum"
+  assert_output "$(cd "$MVP_REPO" && git ls-files | LC_ALL=C sort | xargs sha256sum | sha256sum)"
 }
 
 @test "kuberay: the rendered RayJob's head and worker pods run KubeRay's own command lines; Ray has a 0-CPU 0-GPU head and two workers with 4 GPUs and worker_node 100 at their pod IPs" {
@@ -94,8 +122,7 @@ alive_nodes() {
 @test "kuberay: the rendered submitter, run as KubeRay runs it, submits the job: exit 0, SUCCEEDED with its driver on a worker pod, /private/jobs/<id>/ laid out as on every runtime" {
   local sub id
   sub=$(pods submitter)
-  id=$("$MVP_REPO/.venv/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["spec"]["jobId"])' \
-    "$BATS_FILE_TMPDIR/job.yaml")
+  id=$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob | jq -r .spec.jobId)
   pod_argv "$sub"
   run --separate-stderr timeout 600 podman run --rm "${ARGV[@]}"
   [[ $status == 0 ]] || { echo "$stderr" | tail -30; false; }

@@ -1,5 +1,6 @@
-"""The pods KubeRay v1.7.0 would create for a rendered RayJob, as `podman run`
-argument lists, for the tier that executes them (tests/kuberay).
+"""The pods KubeRay v1.7.0 (and Kubernetes) would create for a rendered file's
+RayJob, RayCluster and CronJob, as `podman run` argument lists, for the tier
+that executes them (tests/kuberay).
 
 What KubeRay adds to the rendered pod templates is mirrored from
 ray-project/kuberay v1.7.0 (commit 59d663aeec13760646da3db9c1cf8cfe883e30b7),
@@ -18,18 +19,21 @@ read and re-stated here (not copied):
   a template with its own command keeps it (K8sJobMode), plus
   PYTHONUNBUFFERED=1, RAY_DASHBOARD_ADDRESS (the head service's
   <svc>.<namespace>.svc.cluster.local:8265) and RAY_JOB_SUBMISSION_ID (spec.jobId);
-- names: the RayJob's cluster is <RayJob>-<5 random chars>, its head service
-  <cluster>-head-svc (utils.GenerateHeadServiceName, short names).
+- names: the RayJob's cluster is <RayJob>-<5 random chars> (a RayCluster's is
+  its own name), its head service <cluster>-head-svc
+  (utils.GenerateHeadServiceName, short names); the token's Secret is named
+  after the cluster, key auth_token (SetContainerTokenAuthEnvVars).
+A CronJob's pod is its job template's pod as is (Kubernetes adds nothing the
+runbook reads).
 Kubernetes' part: a container's limits become the container's cgroup limits
 (podman --cpus/--memory); a PersistentVolumeClaim is the test's shared
 directory; an emptyDir of medium Memory at /dev/shm is podman's --shm-size.
 
-Usage: kuberay_pods.py RAYJOB.yaml --shared DIR --repo REPO --runbook-dir POD_PATH --token-file F
-                        --network NAME --subnet-prefix 10.89.K
-Prints one JSON line per pod: {"name", "role": head|worker|submitter, "ip", "argv": [podman run args after `run`]}.
-The "image" is this host's root filesystem as an overlay (podman --rootfs /:O)
-with the repo's venv first on PATH and the repo at POD_PATH: what an image
-built from the recipe holds."""
+Usage: kuberay_pods.py MANIFEST.yaml --shared DIR --token-file F --network NAME --subnet-prefix 10.89.K
+Prints one JSON line per pod: {"name", "role": head|worker|submitter|cronjob, "ip", "argv": [podman run args after `run`]}.
+Every pod runs the image the manifest names (the runbook's image, built by
+scripts/72_build_image.sh); a container's command and args follow the image
+name, as Kubernetes runs them on an image without an ENTRYPOINT."""
 import argparse
 import json
 import sys
@@ -76,22 +80,14 @@ def limits(container: dict) -> list:
     return out
 
 
-def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, network: str, prefix: str) -> list:
-    name, ns = doc["metadata"]["name"], doc["metadata"].get("namespace") or "default"
-    spec = doc["spec"]
-    cluster = f"{name}-{SUFFIX}"
+def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, network: str, prefix: str, ip: int) -> list:
+    """The head and worker pods of a RayCluster spec (a RayCluster's own, or a RayJob's rayClusterSpec)."""
     svc = f"{cluster}-head-svc.{ns}.svc.cluster.local"
-    cspec = spec["rayClusterSpec"]
     head_port = str((cspec["headGroupSpec"].get("rayStartParams") or {}).get("port", "6379"))
     auth = (cspec.get("authOptions") or {}).get("mode") == "token"
-    # The image: this host's root (with the repo's venv, first on PATH) and
-    # the runbook where the manifests say the image holds it.
-    image = ["--network", network, "--env", f"PATH={repo}/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-             "--volume", f"{repo}:{runbook_dir}:ro"]
     out = []
     groups = [("head", cspec["headGroupSpec"], 1, "headgroup")]
     groups += [("worker", g, g.get("replicas", 1), g["groupName"]) for g in cspec.get("workerGroupSpecs") or []]
-    ip = 2
     for role, group, replicas, group_name in groups:
         for i in range(replicas):
             pod = f"{cluster}-head" if role == "head" else f"{cluster}-{group_name}-worker-{i}"
@@ -109,14 +105,28 @@ def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, networ
                 kuberay_env[:0] = [{"name": "FQ_RAY_IP", "value": svc}, {"name": "RAY_IP", "value": f"{cluster}-head-svc"}]
             if auth:
                 kuberay_env += [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": token}]
-            argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", *image,
+            argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
                     *env_args((container.get("env") or []) + kuberay_env, {}), *mounts(tspec, container, shared),
                     *limits(container)]
             if role == "head":
-                argv += ["--network-alias", svc]
-            argv += ["--rootfs", "/:O", *command, *args]
+                # The Service's names: its FQDN, and its short name that a pod
+                # of the same namespace resolves through its DNS search path.
+                argv += ["--network-alias", svc, "--network-alias", f"{cluster}-head-svc"]
+            argv += [container["image"], *command, *args]
             out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv})
             ip += 1
+    return out
+
+
+def rayjob_pods(doc: dict, shared: str, token: str, network: str, prefix: str, ip: int) -> list:
+    name, ns = doc["metadata"]["name"], doc["metadata"].get("namespace") or "default"
+    spec = doc["spec"]
+    cluster = f"{name}-{SUFFIX}"
+    svc = f"{cluster}-head-svc.{ns}.svc.cluster.local"
+    cspec = spec["rayClusterSpec"]
+    auth = (cspec.get("authOptions") or {}).get("mode") == "token"
+    out = ray_pods(cspec, cluster, ns, shared, token, network, prefix, ip)
+    ip += len(out)
     sub = spec["submitterPodTemplate"]["spec"]
     container = sub["containers"][0]
     kuberay_env = [{"name": "PYTHONUNBUFFERED", "value": "1"}, {"name": "RAY_DASHBOARD_ADDRESS", "value": f"{svc}:8265"},
@@ -124,26 +134,64 @@ def pods(doc: dict, shared: str, repo: str, runbook_dir: str, token: str, networ
     if auth:
         kuberay_env += [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": token}]
     pod = f"{name}-submitter"
-    argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", *image,
-            *env_args((container.get("env") or []) + kuberay_env, {}), *mounts(sub, container, shared), *limits(container),
-            "--rootfs", "/:O", *container["command"], *(container.get("args") or [])]
+    argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
+            *env_args((container.get("env") or []) + kuberay_env, {}), *mounts(sub, container, shared),
+            *limits(container), container["image"], *container["command"], *(container.get("args") or [])]
     out.append({"name": pod, "role": "submitter", "ip": f"{prefix}.{ip}", "argv": argv})
+    return out
+
+
+def cronjob_pod(doc: dict, clusters: dict, shared: str, token: str, network: str, prefix: str, ip: int) -> list:
+    """The pod of one run of a batch/v1 CronJob, as Kubernetes runs it: the
+    template's image, command, args, env and mounts, nothing added (Kubernetes
+    names it <cronjob>-<scheduled minute>-<5 random>). A secretKeyRef may name
+    only a token Secret KubeRay makes: a rendered RayCluster's, key auth_token."""
+    name = doc["metadata"]["name"]
+    tspec = doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    container = tspec["containers"][0]
+    resolved = {}
+    for item in container.get("env") or []:
+        ref = (item.get("valueFrom") or {}).get("secretKeyRef")
+        if ref:
+            if ref.get("name") not in clusters or ref.get("key") != "auth_token" or not clusters[ref["name"]]:
+                raise SystemExit(f"env {item['name']}: Secret {ref.get('name')} key {ref.get('key')} is not the token "
+                                 f"KubeRay makes for a rendered RayCluster with token auth ({sorted(clusters)})")
+            resolved[item["name"]] = token
+    pod = f"{name}-29000000-{SUFFIX}"
+    argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
+            *env_args(container.get("env") or [], resolved), *mounts(tspec, container, shared),
+            *limits(container), container["image"], *container["command"], *(container.get("args") or [])]
+    return [{"name": pod, "role": "cronjob", "ip": f"{prefix}.{ip}", "argv": argv}]
+
+
+def pods(docs: list, shared: str, token: str, network: str, prefix: str) -> list:
+    """Every pod of a rendered file's RayJobs, RayClusters and CronJobs (addresses from .2 on, in file order)."""
+    out = []
+    clusters = {d["metadata"]["name"]: (d["spec"].get("authOptions") or {}).get("mode") == "token"
+                for d in docs if d["kind"] == "RayCluster"}
+    for doc in docs:
+        ip = 2 + len(out)
+        if doc["kind"] == "RayJob":
+            out += rayjob_pods(doc, shared, token, network, prefix, ip)
+        elif doc["kind"] == "RayCluster":
+            out += ray_pods(doc["spec"], doc["metadata"]["name"], doc["metadata"].get("namespace") or "default",
+                            shared, token, network, prefix, ip)
+        elif doc["kind"] == "CronJob":
+            out += cronjob_pod(doc, clusters, shared, token, network, prefix, ip)
     return out
 
 
 def main(argv: list) -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("rayjob")
+    p.add_argument("manifest")
     p.add_argument("--shared", required=True)
-    p.add_argument("--repo", required=True)
-    p.add_argument("--runbook-dir", required=True)
     p.add_argument("--network", required=True)
     p.add_argument("--token-file", required=True)
     p.add_argument("--subnet-prefix", required=True)
     a = p.parse_args(argv)
-    docs = [d for d in yaml.safe_load_all(Path(a.rayjob).read_text(encoding="utf-8")) if d and d["kind"] == "RayJob"]
+    docs = [d for d in yaml.safe_load_all(Path(a.manifest).read_text(encoding="utf-8")) if d]
     token = Path(a.token_file).read_text().strip()
-    for pod in pods(docs[0], a.shared, a.repo, a.runbook_dir, token, a.network, a.subnet_prefix):
+    for pod in pods(docs, a.shared, token, a.network, a.subnet_prefix):
         print(json.dumps(pod))
     return 0
 

@@ -71,7 +71,7 @@ resolve() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   run resolve --runtime kubernetes
   assert_failure
-  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose local slurm ssh"
+  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose kuberay local slurm ssh"
 }
 
 @test "config: the cluster's name is <runtime>@<host name> unless set; one that cannot be a file name is one line" {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# 71_render_kuberay.sh: the RayCluster, RayJob and RayCronJob it writes are
+# 71_render_kuberay.sh: the RayCluster and RayJob it writes are
 # valid against KubeRay v1.7's CRDs (../shared/schemas/kuberay-v1.7, made
-# strict: unknown fields fail), and carry the runbook's topology and job plan;
+# strict: unknown fields fail), the nightly's CronJob has the batch/v1
+# structure it relies on, and all carry the runbook's topology and job plan;
 # each Ray group's container command, rebuilt as KubeRay v1.7.0 builds it
 # (a schema cannot see it), runs in bash to a `ray start` that Ray's own
 # parser takes.
@@ -147,19 +148,59 @@ STUB
   jq -e '.resolved.cluster == "kuberay@rayjob-ppo-x7k2p"' <<<"$output"
 }
 
-@test "71 nightly: valid RayCronJobs, one per nightly job, on the schedule; each run's id is KubeRay's" {
+@test "71 nightly: the RayCluster and a plain batch/v1 CronJob (no RayCronJob, no feature gate): Forbid, on the schedule, its pod runs 60 (runtime kuberay) against the cluster's head Service with the token of the cluster's Secret and the shared claim" {
   MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
   run validate "$BATS_TEST_TMPDIR/n.yaml"
   assert_success
-  run grep -c '^kind: RayCronJob$' "$BATS_TEST_TMPDIR/n.yaml"
-  assert_output 4
-  local n
-  n=$(doc "$BATS_TEST_TMPDIR/n.yaml" RayCronJob)
-  jq -e '.spec.schedule == "30 2 * * *" and .spec.timeZone == "Europe/Berlin"' <<<"$n"
-  jq -e '.spec.jobTemplate | has("jobId") | not' <<<"$n"
-  jq -e '.spec.jobTemplate.submitterPodTemplate.spec.containers[0].command as $c
-         | $c[($c | index("--submission-id")) + 1] == "$(RAY_JOB_SUBMISSION_ID)"' <<<"$n"
-  jq -e '.spec.jobTemplate | .activeDeadlineSeconds > 0 and .shutdownAfterJobFinishes and .ttlSecondsAfterFinished > 0' <<<"$n"
+  run grep '^kind: ' "$BATS_TEST_TMPDIR/n.yaml"
+  assert_output $'kind: PersistentVolumeClaim\nkind: RayCluster\nkind: CronJob'
+  # No schema of batch/v1 here: the structure the nightly relies on, field by field.
+  local c
+  c=$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)
+  jq -e '.apiVersion == "batch/v1" and .metadata.name == "mvp-nightly"
+         and .spec.schedule == "30 2 * * *" and .spec.timeZone == "Europe/Berlin" and .spec.concurrencyPolicy == "Forbid"
+         and .spec.startingDeadlineSeconds > 0
+         and (.spec.jobTemplate.spec | .backoffLimit == 0 and .activeDeadlineSeconds == 4 * 7200 + 1800
+              and .template.spec.restartPolicy == "Never")' <<<"$c"
+  jq -e '.spec.jobTemplate.spec.template.spec | (.containers | length) == 1 and .containers[0].name == "nightly"
+         and .containers[0].command == ["bash", "/workspace/mvp/scripts/60_nightly_regression.sh"]
+         and .containers[0].args == []
+         and .containers[0].volumeMounts == [{"name": "shared", "mountPath": "/private"}]
+         and .volumes == [{"name": "shared", "persistentVolumeClaim": {"claimName": "mvp-shared"}}]' <<<"$c"
+  # Its env: the runtime, the cluster by its Service (KubeRay: <RayCluster>-head-svc), the token
+  # from the Secret KubeRay makes for it (named after the cluster, key auth_token), no value of it.
+  jq -e --argjson rc "$(doc "$BATS_TEST_TMPDIR/n.yaml" RayCluster)" '.spec.jobTemplate.spec.template.spec.containers[0].env
+         | from_entries as $e | map(select(.valueFrom)) as $refs
+         | $e.MVP_RUNTIME == "kuberay" and $e.SHARED_ROOT == "/private"
+         and $e.MVP_K8S_HEAD_SERVICE == ($rc.metadata.name + "-head-svc") and $e.RAY_AUTH_MODE == "token"
+         and $refs == [{"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": $rc.metadata.name, "key": "auth_token"}}}]
+         and $e.MVP_WORKERS == "2" and $e.MVP_GPUS_PER_WORKER == "4" and ($e | has("MVP_NIGHTLY_OVERRIDES"))' <<<"$c"
+  # The cluster it runs on is the one `71 cluster` renders.
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  assert_equal "$(doc "$BATS_TEST_TMPDIR/n.yaml" RayCluster)" "$(doc "$BATS_TEST_TMPDIR/c.yaml" RayCluster)"
+  # MVP_K8S_NIGHTLY_ONLY becomes 60's --only, and the deadline counts those jobs; a wrong name is one line.
+  MVP_K8S_NIGHTLY_ONLY=ppo,sft render nightly --out "$BATS_TEST_TMPDIR/n3.yaml"
+  jq -e '.spec.jobTemplate.spec | .template.spec.containers[0].args == ["--only", "ppo,sft"]
+         and .activeDeadlineSeconds == 3 * 7200 + 1800' <<<"$(doc "$BATS_TEST_TMPDIR/n3.yaml" CronJob)"
+  local error
+  refused MVP_K8S_NIGHTLY_ONLY=ppo,dpo -- nightly
+  assert_equal "$error" "ERROR: MVP_K8S_NIGHTLY_ONLY='ppo,dpo': 'dpo' is not a nightly job; give a comma list of ppo1, ppo2, grpo, sft (ppo = both PPO runs), or leave it empty for all four"
+}
+
+@test "71 nightly: the CronJob's container, run as rendered (its env only, the runbook at MVP_K8S_RUNBOOK_DIR) with --dry-run, is 60 planning the night on runtime kuberay against the cluster named by its Service" {
+  MVP_K8S_RUNBOOK_DIR=$MVP_REPO MVP_K8S_NIGHTLY_ONLY=ppo1,grpo render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  local -a cmd=() env=()
+  mapfile -d '' cmd < <(jq -j '.spec.jobTemplate.spec.template.spec.containers[0] | (.command + .args)[] | "\(.)\u0000"' \
+    <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)")
+  mapfile -d '' env < <(jq -j '.spec.jobTemplate.spec.template.spec.containers[0].env[] | select(.value != null)
+    | "\(.name)=\(.value)\u0000"' <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)")
+  run --separate-stderr env -i PATH=/usr/bin:/bin HOME="$BATS_TEST_TMPDIR" "${env[@]}" "${cmd[@]}" --dry-run
+  assert_success
+  assert_line --regexp "^plan of nightly-[0-9TZ]+ \(runtime kuberay, shared root /private\):$"
+  assert_line --partial "then ppo1: scripts/40_submit_ppo_epoch1.sh --wait"
+  assert_line --partial "then grpo: scripts/41_submit_grpo_epoch1.sh --wait"
+  refute_line --partial "then sft"
+  assert_line --partial "lock: /private/regressions/.nightly.lock"
 }
 
 @test "kuberay validation: a misspelt field is caught (ttlSecondsAfterFinish)" {
@@ -207,25 +248,24 @@ STUB
   done
 }
 
-@test "71: every Ray group (RayCluster, RayJob, RayCronJob), its command built as KubeRay v1.7 builds it and run by bash, is taken by Ray's own ray start parser; --resources arrives as ONE argument of JSON worker_node 100" {
+@test "71: every Ray group (RayCluster, RayJob, the nightly's RayCluster), its command built as KubeRay v1.7 builds it and run by bash, is taken by Ray's own ray start parser; --resources arrives as ONE argument of JSON worker_node 100" {
   render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
   render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
   render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
   run ray_starts "$BATS_TEST_TMPDIR"/{c,j,n}.yaml
   assert_success
   local all=$output
-  # A head and a worker group in each of the 1 + 1 + 4 resources.
-  jq -e -s 'length == 12 and (map(.group) | unique) == ["gpu-workers", "headgroup"]
+  # A head and a worker group in each of the 3 Ray resources (the nightly's is the cluster's).
+  jq -e -s 'length == 6 and (map(.group) | unique) == ["gpu-workers", "headgroup"]
             and (map(.resource | sub("^RayJob/ppo-.*"; "RayJob/ppo-ID")) | group_by(.) | map([.[0], length]))
-             == [["RayCluster/mvp11-ray", 2], ["RayCronJob/mvp-nightly-grpo", 2], ["RayCronJob/mvp-nightly-ppo1", 2],
-                 ["RayCronJob/mvp-nightly-ppo2", 2], ["RayCronJob/mvp-nightly-sft", 2], ["RayJob/ppo-ID", 2]]' <<<"$all"
+             == [["RayCluster/mvp11-ray", 4], ["RayJob/ppo-ID", 2]]' <<<"$all"
   # KubeRay's shape: /bin/bash -c -- "ulimit ...; ray start ...", and bash ran it.
   jq -e -s 'all(.command == ["/bin/bash", "-c", "--"] and (.args | length) == 1
                 and (.args[0] | startswith("ulimit -n ${RAY_START_ULIMIT_OPEN_FILES:-65536}; ray start "))
                 and .exit == 0 and .argv[0] == "start" and .error == null)' <<<"$all"
   # Workers: exactly one --resources argument, the JSON {"worker_node": 100}
   # for Ray, 4 GPUs, the head's address; the head: no custom resource, no CPU or GPU.
-  jq -e -s '[.[] | select(.group == "gpu-workers")] | length == 6 and all(
+  jq -e -s '[.[] | select(.group == "gpu-workers")] | length == 3 and all(
               ([.argv[] | select(startswith("--resources"))] == ["--resources={\"worker_node\":100}"])
               and .resources == {"worker_node": 100} and .params.num_gpus == 4 and .params.num_cpus == 16
               and .params.block and (.params.address | endswith("-head-svc.default.svc.cluster.local:6379")))' <<<"$all"
@@ -277,15 +317,13 @@ refused() {
   assert_failure
 }
 
-@test "71 nightly: MVP_K8S_TIME_ZONE with a KubeRay below v1.7.0 (no RayCronJob spec.timeZone) is refused in one ERROR line, nothing written" {
-  local error
-  refused MVP_KUBERAY_VERSION=1.6.2 MVP_K8S_TIME_ZONE=Europe/Berlin -- nightly
-  assert_equal "$error" "ERROR: MVP_K8S_TIME_ZONE=Europe/Berlin (RayCronJob spec.timeZone) needs KubeRay v1.7.0 and MVP_KUBERAY_VERSION is 1.6.2; upgrade the operator to v1.7.0 or later and set MVP_KUBERAY_VERSION to its version, or leave MVP_K8S_TIME_ZONE empty (the schedule then runs in the operator's time zone)"
-  # v1.6 without a time zone, and v1.7.0 with one (the default, also as v1.7.0), render it.
-  MVP_KUBERAY_VERSION=1.6.2 render nightly --out "$BATS_TEST_TMPDIR/n16.yaml"
-  jq -e '.spec | has("timeZone") | not' <<<"$(doc "$BATS_TEST_TMPDIR/n16.yaml" RayCronJob)"
-  MVP_KUBERAY_VERSION=v1.7.0 MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n17.yaml"
-  jq -e '.spec.timeZone == "Europe/Berlin"' <<<"$(doc "$BATS_TEST_TMPDIR/n17.yaml" RayCronJob)"
+@test "71 nightly: MVP_K8S_TIME_ZONE is the CronJob's own timeZone (Kubernetes', not KubeRay's), rendered for any KubeRay release the cluster can use" {
+  MVP_KUBERAY_VERSION=1.5.1 MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  jq -e '.spec.timeZone == "Europe/Berlin"' <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)"
+  render nightly --out "$BATS_TEST_TMPDIR/n0.yaml"
+  jq -e '.spec | has("timeZone") | not' <<<"$(doc "$BATS_TEST_TMPDIR/n0.yaml" CronJob)"
+  run grep -c RayCronJob "$BATS_TEST_TMPDIR/n.yaml"
+  assert_output 0
 }
 
 @test "71: what else the stated KubeRay version cannot honour is refused in one ERROR line, nothing written" {
@@ -294,11 +332,25 @@ refused() {
   assert_equal "$error" "ERROR: the worker group's resources field (worker_node) needs KubeRay v1.5.0 and MVP_KUBERAY_VERSION is 1.4.2; $up v1.5.0 or later and set MVP_KUBERAY_VERSION to its version"
   refused MVP_KUBERAY_VERSION=1.5.0 -- job "$MVP_REPO/templates/jobspecs/sft.yaml"
   assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
-  refused MVP_KUBERAY_VERSION=1.5.2 -- nightly
-  assert_equal "$error" "ERROR: the nightly, a RayCronJob per job, needs KubeRay v1.6.0 and MVP_KUBERAY_VERSION is 1.5.2; $up v1.6.0 or later and set MVP_KUBERAY_VERSION to its version"
+  # The nightly's RayCluster is refused alike (token auth, the default).
+  refused MVP_KUBERAY_VERSION=1.5.0 -- nightly
+  assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
   refused MVP_KUBERAY_VERSION=1.7 -- cluster
   assert_equal "$error" "ERROR: MVP_KUBERAY_VERSION='1.7' is not a KubeRay release; set it to your operator's, e.g. 1.7.0"
   MVP_KUBERAY_VERSION=1.5.0 MVP_K8S_AUTH=0 render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
   run validate "$BATS_TEST_TMPDIR/c.yaml"
   assert_success
+}
+
+@test "71: every file it writes starts with the shared volume's claim, so kubectl apply -f creates it before any pod that mounts it" {
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
+  render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  local f
+  for f in c j n; do
+    run "$MVP_REPO/.venv/bin/python" -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+print(docs[0]["kind"], docs[0]["metadata"]["name"], sum(d["kind"] == "PersistentVolumeClaim" for d in docs))' "$BATS_TEST_TMPDIR/$f.yaml"
+    assert_output "PersistentVolumeClaim mvp-shared 1"
+  done
 }

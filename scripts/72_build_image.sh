@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# 72_build_image.sh: builds the runbook's image from templates/image/Containerfile:
+# your verl image (--from) with this runbook at MVP_K8S_RUNBOOK_DIR, where the
+# KubeRay manifests of 71 run it from. The build context is the repo's tracked
+# files only (git ls-files; no .venv, .mvp or .git), staged in a temporary
+# directory that is removed afterwards.
+#
+# Usage: scripts/72_build_image.sh --from BASE_IMAGE --tag IMAGE [--engine docker|podman] [--dry-run]
+#   --from    the verl image to build on (Ray, PyYAML, pyarrow and verl's
+#             dependencies in it), e.g. verlai/verl:vllm017.latest
+#   --tag     the image to make, e.g. registry.example.com/team/verl-mvp:2026-11-25
+#   --engine  the container CLI (default: docker when its engine answers, else podman)
+# Then: push IMAGE and set MVP_K8S_IMAGE=IMAGE before 71.
+# Safe to re-run: it builds IMAGE again from the same inputs (the engine's
+# cache reuses its layers); nothing else is touched.
+set -Eeuo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+# stage DIR: the repo's tracked files (as they are in the work tree) in DIR.
+stage() {
+  local dir=$1
+  if git -C "$MVP_REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$MVP_REPO" && git ls-files -z | xargs -0 cp --parents -t "$dir" 2>/dev/null) ||
+      mvp::die "could not copy the repo's tracked files into the build context $dir (a tracked file deleted? see git status)"
+  else
+    # A release tarball: everything but what a checkout makes for itself.
+    tar -C "$MVP_REPO" --exclude=./.venv --exclude=./.mvp --exclude=./.git --exclude=./tests/artifacts -cf - . |
+      tar -C "$dir" -xf -
+  fi
+}
+
+main() {
+  mvp::init "$@"
+  local base="" tag="" engine=""
+  set -- "${MVP_ARGS[@]}"
+  while (($#)); do
+    case $1 in
+      --from|--tag|--engine)
+        (($# > 1)) || mvp::die "$1 needs a value; see --help"
+        case $1 in --from) base=$2 ;; --tag) tag=$2 ;; --engine) engine=$2 ;; esac
+        shift ;;
+      *) mvp::die "unknown argument '$1'; see --help" ;;
+    esac
+    shift
+  done
+  [[ -n $base && -n $tag ]] || mvp::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make)"
+  if [[ -z $engine ]]; then
+    engine=podman
+    command -v docker >/dev/null && docker version >/dev/null 2>&1 && engine=docker
+  fi
+  [[ $engine =~ ^(docker|podman)$ ]] || mvp::die "--engine '$engine': use docker or podman"
+  command -v "$engine" >/dev/null || mvp::die "$engine is not installed; install it or pass --engine"
+  [[ $MVP_K8S_RUNBOOK_DIR == /* ]] || mvp::die "MVP_K8S_RUNBOOK_DIR='$MVP_K8S_RUNBOOK_DIR' must be an absolute path in the image"
+  local -a build=("$engine" build -f "$MVP_REPO/templates/image/Containerfile" --build-arg "BASE_IMAGE=$base"
+    --build-arg "RUNBOOK_DIR=$MVP_K8S_RUNBOOK_DIR" -t "$tag")
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    echo "would stage the repo's tracked files and run: ${build[*]} <context>"
+    return 0
+  fi
+  local ctx
+  ctx=$(mktemp -d "${TMPDIR:-/tmp}/mvp-image-context.XXXXXX")
+  MVP_IMAGE_CTX=$ctx
+  trap 'rm -rf -- "$MVP_IMAGE_CTX"' EXIT
+  stage "$ctx"
+  mvp::log "building $tag from $base with the runbook at $MVP_K8S_RUNBOOK_DIR ($engine)"
+  "${build[@]}" -q "$ctx" >&2 || mvp::die "$engine build failed (its output is above); is $base an image $engine has or can pull?"
+  echo "$tag"
+}
+
+main "$@"

@@ -1,0 +1,102 @@
+# shellcheck shell=bash disable=SC2034  # mvp::rt::derive sets settings that config.sh, helper.sh and the scripts read
+# Runtime "kuberay": the runbook in a pod beside a RayCluster that the KubeRay
+# operator runs (the nightly's CronJob pod, rendered by
+# scripts/71_render_kuberay.sh nightly). The operator starts, restarts and
+# scales the Ray pods; this runtime never starts or stops Ray. It reaches the
+# head through its Service (MVP_K8S_HEAD_SERVICE, the dashboard at :8265,
+# the token in RAY_AUTH_TOKEN from the cluster's Secret) and runs the submit
+# path in this pod, a client of the cluster as KubeRay's own submitter pod is.
+
+# The bring-up is the operator's: what is left is the prerequisite check,
+# which here only makes the shared layout (the cluster was waited for when the
+# settings were derived).
+MVP_BRINGUP_STEPS=(00_prereq_check)
+
+# The pod's view: the shared claim at /private, the runbook and Python of the
+# image. The head's and workers' addresses are the pod IPs Ray reports: pods
+# get new addresses when they are re-created, so they are asked for (waiting
+# up to MVP_NODES_TIMEOUT for the head and MVP_WORKERS workers) every time.
+mvp::rt::derive() {
+  SHARED_ROOT=${SHARED_ROOT:-/private}
+  MVP_HOST_SHARED_DIR=$SHARED_ROOT
+  MVP_HOST_SEES_NODE_FILES=1
+  MVP_NODE_REPO=$MVP_REPO
+  MVP_NODE_VERL_DIR=$MVP_VERL_DIR
+  MVP_PYTHON=$(command -v python3) || mvp::die "python3 is not in this image; build it with scripts/72_build_image.sh on a verl image"
+  MVP_HOST_PYTHON=$MVP_PYTHON
+  [[ ${MVP_K8S_HEAD_SERVICE:-} =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] ||
+    mvp::die "MVP_K8S_HEAD_SERVICE='${MVP_K8S_HEAD_SERVICE:-}' must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
+  MVP_DASHBOARD_URL=http://$MVP_K8S_HEAD_SERVICE:8265
+  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
+  # As the RayJob's submitter names it: kuberay@<RayCluster>.
+  MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-kuberay@${MVP_K8S_HEAD_SERVICE%%-head-svc*}}
+  # The cluster's auth is what the pod's environment says (the CronJob sets
+  # RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the cluster's Secret). Ray and
+  # the helper take RAY_AUTH_TOKEN before any token file.
+  [[ ${RAY_AUTH_MODE:-} == token ]] && MVP_RAY_AUTH=token
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    MVP_HEAD_IP=${MVP_HEAD_IP:-0.0.0.0}
+    return 0
+  fi
+  [[ $MVP_RAY_AUTH != token || -n ${RAY_AUTH_TOKEN:-} ]] ||
+    mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
+  local addresses
+  addresses=$(mvp::rt::addresses) ||
+    mvp::die "the RayCluster behind $MVP_DASHBOARD_URL is not ready after ${MVP_NODES_TIMEOUT}s (${addresses:-no answer}); see kubectl get raycluster,pods"
+  read -r MVP_HEAD_IP MVP_WORKER_IPS <<<"$addresses"
+}
+
+# "HEAD_IP WORKER_IP..." of the alive nodes, once the head and MVP_WORKERS
+# workers (nodes with worker_node) are; else the last state seen, exit 1.
+mvp::rt::addresses() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_PYTHON" - "$MVP_DASHBOARD_URL" "$MVP_WORKERS" "$MVP_NODES_TIMEOUT" <<'PY'
+import sys
+import time
+
+from mvp.cluster import describe
+from mvp.dashboard import Dashboard
+
+url, want, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+dash, deadline, seen = Dashboard(url), time.monotonic() + timeout, "the dashboard does not answer"
+while True:
+    try:
+        alive = [describe(n) for n in dash.nodes() if n["state"] == "ALIVE"]
+        heads = [n["ip"] for n in alive if n["is_head"]]
+        workers = sorted(n["ip"] for n in alive if not n["is_head"] and n["worker_node"] > 0)
+        if heads and len(workers) == want:
+            print(heads[0], *workers)
+            sys.exit(0)
+        seen = f"head {'alive' if heads else 'not alive'}, {len(workers)} of {want} workers alive"
+    except Exception as exc:  # the dashboard's and the network's errors alike: wait and ask again
+        seen = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if time.monotonic() >= deadline:
+        print(seen)
+        sys.exit(1)
+    time.sleep(2)
+PY
+}
+
+mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
+mvp::rt::ray_start_args() { :; }
+mvp::rt::dashboard_bind() { echo "0.0.0.0 8265"; }
+mvp::rt::node_ports() { :; }
+
+# The nodes are the operator's: up when Ray lists them (derive waited for that).
+mvp::rt::node_is_up() { :; }
+
+# mvp::rt::exec NODE CMD...: runs CMD in this pod. The runbook's commands
+# that other runtimes run on the head (submit) speak to the cluster over its
+# Service, as KubeRay's submitter pod does.
+mvp::rt::exec() {
+  shift
+  "$@"
+}
+
+mvp::rt::prereq() {
+  command -v flock >/dev/null || MVP_PROBLEMS+=("flock is missing from the image; install util-linux in it")
+  mvp::info "cluster: the RayCluster behind $MVP_K8S_HEAD_SERVICE, head $MVP_HEAD_IP, workers $MVP_WORKER_IPS"
+}
+
+mvp::rt::up() { mvp::skip "bringing up nodes (the KubeRay operator runs the RayCluster's pods)"; }
+mvp::rt::down() { mvp::die "the KubeRay operator runs this cluster; delete the RayCluster with kubectl instead"; }
+mvp::rt::reset_node() { mvp::die "the KubeRay operator runs this cluster's pods; delete the pod with kubectl to have it re-created"; }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# The nightly on Kubernetes, run as Kubernetes and KubeRay would run it: the
+# file `71_render_kuberay.sh nightly` writes (claim, RayCluster, batch/v1
+# CronJob) becomes pods (tests/test_helper/kuberay_pods.py): the RayCluster's
+# head and workers with KubeRay v1.7.0's own command lines, then the CronJob's
+# pod, twice (two nights), with exactly the template's image, command, args,
+# env and mounts, the token from the cluster's Secret. The pod runs
+# 60_nightly_regression.sh (runtime kuberay) against the one long-lived
+# cluster. Two short nightly jobs (MVP_K8S_NIGHTLY_ONLY=ppo1,grpo) on the CPU
+# STAND-IN for verl; the image is the one the recipe builds (kuberay_exec.bats).
+# teardown_file removes every pod and the network, even when a test fails.
+
+setup_file() {
+  load ../test_helper/common
+  command -v podman >/dev/null || { echo "podman is missing; run make setup" >&3; return 1; }
+  mvp_isolate "$BATS_FILE_TMPDIR"
+  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/setup.log
+  local slot=${MVP_TEST_SLOT:-0}
+  export NET=mvpn-$slot PREFIX=10.89.$((120 + slot))
+  export CONTAINERS_CONF=$BATS_FILE_TMPDIR/containers.conf
+  printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$(ulimit -Hn):$(ulimit -Hn)\", \"nproc=4096:4096\"]" \
+    '[engine]' 'runtime = "runc"' >"$CONTAINERS_CONF"
+  export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
+    MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin \
+    MVP_K8S_NIGHTLY_ONLY=ppo1,grpo
+  mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  # The verl tree the nightly's 31 snapshots (the same content as CODE_ID's
+  # snapshot, so it is kept), where the pod sees it: on the shared volume.
+  mkdir -p "$SHARED_ROOT/src"
+  cp -a "$MVP_REPO/$MVP_VERL_SRC/." "$SHARED_ROOT/src/verl"
+  export MVP_VERL_SRC=$SHARED_ROOT/src/verl
+  MVP_K8S_IMAGE=$("$MVP_REPO/tests/compose/build_image.sh" 2>>"$MVP_TEST_LOG") || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  export MVP_K8S_IMAGE
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$BATS_FILE_TMPDIR/token")
+  render_pods good ""
+  render_pods bad "grpo:+mvp_standin.fail_at_step=3"
+  podman network rm -f "$NET" >/dev/null 2>&1 || true
+  podman network create --subnet "$PREFIX.0/24" "$NET" >/dev/null
+  # The one RayCluster both nights run on.
+  local pod
+  while read -r pod; do
+    pod_argv "$pod"
+    podman run -d "${ARGV[@]}" >/dev/null
+  done < <(jq -c 'select(.role == "head" or .role == "worker")' "$BATS_FILE_TMPDIR/good.jsonl")
+}
+
+# render_pods NAME OVERRIDES: the nightly file (NAME.yaml) and its pods (NAME.jsonl).
+render_pods() {
+  MVP_NIGHTLY_OVERRIDES=$2 "$MVP_REPO/scripts/71_render_kuberay.sh" nightly --out "$BATS_FILE_TMPDIR/$1.yaml" \
+    2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  PYTHONPATH=$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
+    "$BATS_FILE_TMPDIR/$1.yaml" --shared "$SHARED_ROOT" --token-file "$BATS_FILE_TMPDIR/token" --network "$NET" \
+    --subnet-prefix "$PREFIX" >"$BATS_FILE_TMPDIR/$1.jsonl"
+}
+
+teardown_file() {
+  load ../test_helper/common
+  local name
+  for name in $(jq -r .name "$BATS_FILE_TMPDIR/good.jsonl" 2>/dev/null); do
+    podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
+  done
+  podman network rm -f "$NET" >/dev/null 2>&1 || true
+}
+
+setup() {
+  load ../test_helper/common
+}
+
+pod_argv() {
+  mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
+}
+
+# night NAME: one run of the CronJob's pod from NAME.yaml, as Kubernetes runs it.
+night() {
+  pod_argv "$(jq -c 'select(.role == "cronjob")' "$BATS_FILE_TMPDIR/$1.jsonl")"
+  run --separate-stderr timeout 900 podman run --rm "${ARGV[@]}"
+  RUN_ID=$(sed -n '1s/: log .*//p' <<<"$output")
+  REG=$SHARED_ROOT/regressions/$RUN_ID
+}
+
+@test "kuberay nightly: the CronJob's pod runs 60 against the one RayCluster: a good night exits 0, its two jobs one after another on that cluster's workers, plan, report and judgment on the shared volume" {
+  night good
+  [[ $status == 0 ]] || { echo "$stderr" | tail -40; cat "$REG/nightly.log" | tail -40; false; }
+  assert_equal "$(last_line)" "NIGHTLY PASS $RUN_ID: 2/2 jobs passed every check"
+  [[ -s $REG/plan.json && -s $REG/report.json && -s $REG/report.md && -s $REG/nightly.log ]]
+  jq -e '.passed == true and ([.jobs[].name] == ["ppo1", "grpo"])' "$REG/report.json"
+  # The cluster's pods, as the night found them (pod IPs Ray reported).
+  jq -e --arg p "$PREFIX" '.worker_ips == [$p + ".3", $p + ".4"] and .cluster == "kuberay@mvp11-ray"' "$REG/plan.json"
+  # One after another, each on a worker pod of the one cluster, submitted from the CronJob's pod.
+  local id prev_end=0 head="" heads
+  for id in $(jq -r '.jobs[].submission_id' "$REG/report.json"); do
+    (( $(job_json "$id" result.json .start_time_ms) >= prev_end ))
+    prev_end=$(job_json "$id" result.json .end_time_ms)
+    jq -e --arg p "$PREFIX" '.status == "SUCCEEDED" and .cluster == "kuberay@mvp11-ray"
+      and (.driver_node_ip == $p + ".3" or .driver_node_ip == $p + ".4")' "$SHARED_ROOT/jobs/$id/result.json"
+    heads=$(job_json "$id" result.json '.head_node_ids | join(",")')
+    [[ -z $head || $heads == "$head" ]]
+    head=$heads
+    jq -se '[.[] | select(.event == "submitted" and (.host | startswith("mvp-nightly-")))] | length == 1' \
+      "$SHARED_ROOT/jobs/$id/logs/submit.log"
+  done
+  echo "$RUN_ID" >"$BATS_FILE_TMPDIR/night1"
+}
+
+@test "kuberay nightly: a night whose grpo job fails exits non-zero, names grpo, and the night after it on the same cluster is judged in its own run directory" {
+  night bad
+  assert_equal "$status" 1
+  assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/2 jobs failed: grpo [succeeded_in_time]"
+  [[ $RUN_ID != "$(cat "$BATS_FILE_TMPDIR/night1")" && -s $REG/report.json ]]
+  run jq -r '.jobs[] | "\(.name) \(.status)"' "$REG/report.json"
+  assert_output $'ppo1 SUCCEEDED\ngrpo FAILED'
+  # The token came from the environment (the cluster's Secret), never into a file of the night.
+  run grep -rl "$(<"$BATS_FILE_TMPDIR/token")" "$REG" "$SHARED_ROOT/jobs"
+  assert_output ""
+}
