@@ -8,6 +8,11 @@ setup_file() {
   load ../test_helper/common
   mvp_isolate "$BATS_FILE_TMPDIR"
   export REG="$SHARED_ROOT/regressions"
+  # The stand-in's step times on a shared 2-core machine swing by more than
+  # the 10 % tolerance between nights, so the nights here are judged against
+  # their history only in the test about that: elsewhere the history starts
+  # after every night of this file.
+  export MVP_NIGHTLY_HISTORY_SINCE=nightly-99991231T235959Z
   mkdir -p "$MVP_REPO/tests/artifacts"
 }
 
@@ -153,7 +158,7 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   local cfg=$BATS_FILE_TMPDIR/cron.env name
   : >"$cfg"
   for name in MVP_RUNTIME MVP_STATE_DIR SHARED_ROOT MVP_HEAD_IP MVP_GCS_PORT MVP_DASHBOARD_PORT MVP_CLIENT_PORT \
-    MVP_NODE_PORT_BASE MVP_VERL_SRC MVP_MODEL_SOURCE MVP_MODEL_ID MVP_GSM8K_SOURCE MVP_JOB_TIMEOUT; do
+    MVP_NODE_PORT_BASE MVP_VERL_SRC MVP_MODEL_SOURCE MVP_MODEL_ID MVP_GSM8K_SOURCE MVP_JOB_TIMEOUT MVP_NIGHTLY_HISTORY_SINCE; do
     printf '%s=%q\n' "$name" "${!name}" >>"$cfg"
   done
   cd /
@@ -165,8 +170,11 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
 }
 
 @test "a night slower than its job's history fails check regression with the evidence; the webhook hears of it once" {
-  # Three earlier good nights of sft, twice as fast as the stand-in's real sft of the last night.
-  jq '[.[-1].jobs.sft | .figures.step_s /= 2 | .figures.throughput *= 2] as [$fast]
+  # Three earlier good nights of sft, four times as fast as the fastest of the
+  # stand-in's real sft nights so far (a margin no machine load bridges).
+  jq '[[.[].jobs.sft | select(.status == "SUCCEEDED" and ((.failed_checks // []) | length) == 0 and .figures.step_s != null)]
+       | min_by(.figures.step_s) | .figures.step_s /= 4
+       | .figures.throughput *= 4] as [$fast]
       | [range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
                      jobs: {sft: $fast}}]' "$REG/history.json" >"$BATS_TEST_TMPDIR/history.json"
   mv "$BATS_TEST_TMPDIR/history.json" "$REG/history.json"
@@ -174,12 +182,12 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   local receiver=$! i
   for ((i = 0; i < 50; i++)); do [[ -s $BATS_TEST_TMPDIR/port ]] && break; sleep 0.1; done
   (umask 077 && echo "http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")/hooks/s3cret" >"$BATS_TEST_TMPDIR/url")
-  MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url nightly --only sft
+  MVP_NIGHTLY_HISTORY_SINCE= MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url nightly --only sft
   kill "$receiver"
   assert_failure 1
   assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/1 jobs failed: sft [regression]"
   run report_of "$RUN_ID" '.jobs[0].checks[] | select(.name == "regression") | .evidence'
-  assert_output --regexp '^s/step [0-9.]+ vs median [0-9.]+ of 3 nights: \+[0-9]+% \(worse than 10%\); throughput [0-9.]+ vs median [0-9.]+ of 3 nights: -[0-9]+% \(worse than 10%\)$'
+  assert_output --regexp '^s/step [0-9.e+-]+ vs median [0-9.e+-]+ of 3 nights: \+[0-9]+% \(worse than 10%\); throughput [0-9.e+-]+ vs median [0-9.e+-]+ of 3 nights: -[0-9]+% \(worse than 10%\)$'
   run jq -r '.body | fromjson | "\(.run_id) \(.failed)"' "$BATS_TEST_TMPDIR/posts"
   assert_output "$RUN_ID [{\"job\":\"sft\",\"checks\":[\"regression\"]}]"
   grep -q "notified by webhook (1 try)" "$REG/$RUN_ID/nightly.log"
