@@ -98,9 +98,9 @@ demo: setup
 down:
 	scripts/02_down.sh
 
+# Every benchmark, then one table: each measure's goal and its ratio against
+# the plain Ray CLI (or the raw way) measured in the same run.
 bench: setup
-	bench/bringup.sh
-	bench/submit.sh
-	bench/prepare_data.sh
-	bench/status.sh
-	bench/real_verl.sh
+	@table=$$(mktemp) && export MVP_BENCH_TABLE=$$table && \
+	  bench/bringup.sh && bench/submit.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
+	  rc=$$?; echo; bench/table.sh "$$table" || rc=1; rm -f "$$table"; exit $$rc

@@ -45,3 +45,23 @@ bench::median() {
 }
 
 bench::ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+# bench::pair_ratio A B: the median of the round-by-round ratios A[i]/B[i] of
+# two arrays (by name) timed in alternating rounds. Each pair ran at the same
+# moment's machine speed, so a busy machine slows both sides of a pair and the
+# ratio holds where a ratio of medians would drift.
+bench::pair_ratio() {
+  local -n num=$1 den=$2
+  local i
+  for i in "${!num[@]}"; do awk -v a="${num[i]}" -v b="${den[i]}" 'BEGIN {printf "%.6f\n", a / b}'; done |
+    sort -g | awk '{r[NR] = $1} END {printf "%.2f", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2}'
+}
+
+# bench::row WHAT GOAL RATIO DETAIL: one row of `make bench`'s table (bench/table.sh),
+# appended as JSON to $MVP_BENCH_TABLE when it is set. GOAL is the largest
+# ratio that meets it (e.g. 1.1); RATIO the measured one.
+bench::row() {
+  [[ -n ${MVP_BENCH_TABLE:-} ]] || return 0
+  jq -nc --arg what "$1" --argjson goal "$2" --argjson ratio "$3" --arg detail "$4" \
+    '{what: $what, goal: $goal, ratio: $ratio, detail: $detail}' >>"$MVP_BENCH_TABLE"
+}

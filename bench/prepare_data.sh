@@ -36,7 +36,8 @@ b=$(bench::median "${build[@]}") s=$(bench::median "${skip[@]}")
 line="prepare, median of $rounds: full build ${b} ms ($(awk -v r="$rows" -v t="$b" 'BEGIN {printf "%.0f", r / t * 1000}') rows/s, $rows rows); skip path ${s} ms"
 if ((${#hf[@]})); then
   h=$(bench::median "${hf[@]}")
-  line+="; datasets library ${h} ms (runbook = $(bench::ratio "$b" "$h")x of it)"
+  line+="; datasets library ${h} ms (runbook = $(bench::pair_ratio build hf)x of it)"
+  bench::row "30 full GSM8K build vs the datasets library" 1.0 "$(bench::pair_ratio build hf)" "verl's example preprocessing way, $rounds alternating rounds"
 else
   line+="; datasets library not measured (run with --install)"
 fi

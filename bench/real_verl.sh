@@ -79,3 +79,4 @@ done
 rf=$(bench::median "${runbook_first[@]}") xf=$(bench::median "${raw_first[@]}")
 rt=$(bench::median "${runbook[@]}") xt=$(bench::median "${raw[@]}")
 echo "real verl GRPO (CPU profile), median of $rounds alternating rounds: time to first step 41 ${rf} ms vs raw ${xf} ms = $(bench::ratio "$rf" "$xf")x; until ended 41 ${rt} ms vs raw ${xt} ms = $(bench::ratio "$rt" "$xt")x (goal <= 1.05x)"
+bench::row "41 real verl GRPO, submit to ended" 1.05 "$(bench::pair_ratio runbook raw)" "vs the same overrides through a raw ray job submit, $rounds alternating rounds"

@@ -30,27 +30,61 @@ def ray_cli() -> str:
     return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
 
 
-def _submit_cli(plan, redactor: Redactor) -> str:
-    # The runtime_env (secrets included) goes to Ray in an anonymous memory
-    # file the CLI opens as /dev/fd/N: never on its argv, and nothing left on
-    # disk when this process is killed mid-submit (a /tmp file was).
-    fd = os.memfd_create("mvp-runtime-env", os.MFD_CLOEXEC)
+def _submit_cli(plan, redactor: Redactor, before_submit=None) -> str:
+    """`ray job submit`; before_submit() runs while the CLI starts up.
+
+    The runtime_env (secrets included) reaches the CLI through a pipe it opens
+    as /dev/fd/N: never on its argv, and nothing on disk when this process is
+    killed mid-submit (a /tmp file was). The CLI reads that file only after its
+    ~1 s of imports, right before it submits, and the pipe is written only once
+    before_submit() has returned: so the private-variable store (~0.5 s of
+    Ray's GCS client) overlaps the CLI's start-up, and still no job can start
+    before its private variables are stored. If before_submit() raises, the
+    CLI is killed before it has read a byte."""
+    read_end, write_end = os.pipe()
+    argv = plan.ray_cli_argv(["--runtime-env", f"/dev/fd/{read_end}"])
+    argv[0] = ray_cli()
     try:
-        os.write(fd, json.dumps(plan.runtime_env).encode())
-        argv = plan.ray_cli_argv(["--runtime-env", f"/dev/fd/{fd}"])
-        argv[0] = ray_cli()
-        try:
-            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  timeout=SUBMIT_TIMEOUT_S, pass_fds=(fd,))
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise MvpError(f"ray job submit did not run: {exc}") from None
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                pass_fds=(read_end,))
+    except OSError as exc:
+        os.close(write_end)
+        raise MvpError(f"ray job submit did not run: {exc}") from None
     finally:
-        os.close(fd)
-    output = redactor.text(proc.stdout)
+        os.close(read_end)
+    try:
+        if before_submit:
+            before_submit()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        os.close(write_end)
+        raise
+    # A thread writes, so a runtime_env larger than the pipe's buffer cannot
+    # block against the CLI's own output.
+    feeder = threading.Thread(target=_feed, args=(write_end, json.dumps(plan.runtime_env).encode()))
+    feeder.start()
+    try:
+        stdout, _ = proc.communicate(timeout=SUBMIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise MvpError(f"ray job submit did not finish in {SUBMIT_TIMEOUT_S} s") from None
+    finally:
+        feeder.join()
+    output = redactor.text(stdout)
     if proc.returncode != 0:
         last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
         raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
     return output
+
+
+def _feed(fd: int, data: bytes) -> None:
+    try:
+        with os.fdopen(fd, "wb") as pipe:
+            pipe.write(data)
+    except BrokenPipeError:  # the CLI ended without reading; its exit code says why
+        pass
 
 
 def _submit_sdk(plan) -> str:
@@ -165,28 +199,35 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
             bundle_errors.append(f"{exc.strerror or exc}")
 
     collector = threading.Thread(target=take_bundle)
-    store = None
+    stores = []
+
+    def store_private_env() -> None:
+        if plan.private_env:
+            stores.append(_store_private_env(plan, settings))
+
     try:
         for name, text in files.items():
             fsutil.write_text(job_dir / "config" / name, text)
-        if plan.private_env:
-            store = _store_private_env(plan, settings)
         submitted_at = datetime.now(timezone.utc).isoformat()
         collector.start()
-        output = _submit_cli(plan, redactor) if args.via == "cli" else _submit_sdk(plan)
+        if args.via == "cli":
+            output = _submit_cli(plan, redactor, before_submit=store_private_env)
+        else:
+            store_private_env()
+            output = _submit_sdk(plan)
         collector.join()
     except BaseException as exc:
         if collector.is_alive():
             collector.join()
         # Nothing half-made stays behind, unless Ray took the job after all.
         if not _ray_knows(dash, plan.submission_id):
-            if store:
+            for store in stores:
                 _quietly(store.delete, plan.submission_id)
             shutil.rmtree(job_dir, ignore_errors=True)
             if isinstance(exc, OSError):
                 raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
         raise
-    return output, submitted_at, kinds, bundle_errors, store
+    return output, submitted_at, kinds, bundle_errors, (stores[0] if stores else None)
 
 
 def _store_private_env(plan, settings) -> "mvp_private_env.Store":
