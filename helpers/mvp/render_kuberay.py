@@ -58,7 +58,7 @@ class K8s:
             return env[name]
         self.env = env
         self.namespace = need("MVP_K8S_NAMESPACE")
-        self.image = need("MVP_K8S_IMAGE") or need("MVP_IMAGE")
+        self.image = need("MVP_K8S_IMAGE")  # empty: MVP_IMAGE, resolved by config.sh from the contract
         self.ray_version = need("MVP_K8S_RAY_VERSION")
         self.kuberay = _version(need("MVP_KUBERAY_VERSION"))
         self.pvc = need("MVP_K8S_PVC")

@@ -1,8 +1,9 @@
 # shellcheck shell=bash disable=SC2034  # the settings and MVP_SWITCHES set here are read by the other library files and the scripts
-# Configuration. Precedence, lowest first: config/defaults.env (the only list
-# of defaults), the config file (--config, MVP_CONFIG or config/local.env),
-# the environment, the flags. Settings whose empty value means "derived" are
-# filled by mvp::config::derive and the runtime's mvp::rt::derive.
+# Configuration. Every setting is declared once, in config/settings.contract
+# (type, defaults, doc). Precedence, lowest first: the contract's defaults,
+# the config file (--config, MVP_CONFIG or config/local.env), the
+# environment, the flags; then a setting still empty gets the contract's
+# default for this runtime (or profile), in mvp::config::derive.
 MVP_SETTINGS_PATTERN='^(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID)$'
 
 # mvp::parse_flags "$@": takes the flags every script has and leaves the
@@ -47,6 +48,74 @@ mvp::config::source_file() {
   source "$file"
 }
 
+# Reads config/settings.contract into MVP_CONTRACT_* (bash itself, no
+# process: this runs in every script, on the submit and status hot paths):
+#   MVP_CONTRACT_DEFAULTS   NAME=VALUE of each setting's `default`
+#   MVP_CONTRACT_DERIVED    NAME WHEN TEMPLATE of each `default.WHEN`, in order
+#   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
+#   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
+# A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
+# printf -v from a file: refused, as is a line the format does not know.
+mvp::config::read_contract() {
+  local file=$MVP_REPO/config/settings.contract line name="" value kind=setting n=0
+  local -a lines=()
+  MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
+  mapfile -t lines <"$file" || mvp::die "cannot read $file; restore it from git"
+  lines+=("END")
+  for line in "${lines[@]}"; do
+    ((++n))
+    case $line in
+      "  doc"*|"  type"*|"#"*|"=="*|"") continue ;;
+      "  "*)
+        [[ $line =~ ^\ +(default|default\.[a-z*]+|helper|kind|secret)(\ +(.*))?$ ]] ||
+          mvp::die "$file:$n: '$line' is not a KEY VALUE line of the contract"
+        case ${BASH_REMATCH[1]} in
+          default) MVP_CONTRACT_DEFAULTS+=("$name=${BASH_REMATCH[3]}") ;;
+          default.*) MVP_CONTRACT_DERIVED+=("$name ${BASH_REMATCH[1]#default.} ${BASH_REMATCH[3]}") ;;
+          helper)
+            value=${BASH_REMATCH[3]}
+            [[ $value =~ ^[a-z0-9_]+(\ +from\ +([A-Z_][A-Z0-9_]*))?$ ]] ||
+              mvp::die "$file:$n: helper takes ATTR [from VARIABLE], not '$value'"
+            MVP_CONTRACT_HELPER+=("$name=${BASH_REMATCH[2]:-$name}") ;;
+          kind) kind=${BASH_REMATCH[3]} ;;
+        esac ;;
+      *)
+        [[ -n $name && $kind == setting ]] && MVP_CONTRACT_SETTINGS+=("$name")
+        name=$line kind=setting
+        [[ $name == END || $name =~ $MVP_SETTINGS_PATTERN || $name =~ ^MVP_[A-Z0-9_]*\*[A-Z0-9_]*$ ]] ||
+          mvp::die "$file:$n: '$name' is not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;;
+    esac
+  done
+}
+
+# mvp::config::expand TEMPLATE: TEMPLATE with each {NAME} replaced by NAME's
+# value, in REPLY (no subshell).
+mvp::config::expand() {
+  local rest=$1 ref
+  REPLY=""
+  while [[ $rest =~ ^([^{]*)\{([A-Za-z_][A-Za-z0-9_]*)\}(.*)$ ]]; do
+    ref=${BASH_REMATCH[2]}
+    REPLY+=${BASH_REMATCH[1]}${!ref-}
+    rest=${BASH_REMATCH[3]}
+  done
+  REPLY+=$rest
+}
+
+# A setting still empty after every layer gets the contract's default.RUNTIME
+# (or default.PROFILE), else its default.*: the first rule that matches.
+mvp::config::derive_defaults() {
+  local rule name when template
+  local -A filled=()
+  for rule in "${MVP_CONTRACT_DERIVED[@]}"; do
+    name=${rule%% *} rule=${rule#* } when=${rule%% *} template=${rule#* }
+    [[ -z ${!name-} && -z ${filled[$name]-} ]] || continue
+    [[ $when == '*' || $when == "$MVP_RUNTIME" || $when == "$MVP_TRAINER_PROFILE" ]] || continue
+    mvp::config::expand "$template"
+    printf -v "$name" '%s' "$REPLY"
+    filled[$name]=1
+  done
+}
+
 mvp::config::load() {
   local name
   local -A from_env=()
@@ -54,7 +123,8 @@ mvp::config::load() {
     [[ $name =~ $MVP_SETTINGS_PATTERN ]] && from_env[$name]=${!name}
   done < <(compgen -e)
 
-  mvp::config::source_file "$MVP_REPO/config/defaults.env"
+  mvp::config::read_contract
+  for name in "${MVP_CONTRACT_DEFAULTS[@]}"; do printf -v "${name%%=*}" '%s' "${name#*=}"; done
   local file=${from_env[MVP_CONFIG]:-} setting
   for setting in "${MVP_FLAG_SETTINGS[@]}"; do [[ $setting == MVP_CONFIG=* ]] && file=${setting#MVP_CONFIG=}; done
   [[ -z $file && -f $MVP_REPO/config/local.env ]] && file=$MVP_REPO/config/local.env
@@ -62,7 +132,7 @@ mvp::config::load() {
     mvp::config::source_file "$file"
     MVP_CONFIG_LOADED=$file
   else
-    MVP_CONFIG_LOADED="$MVP_REPO/config/defaults.env (no local.env)"
+    MVP_CONFIG_LOADED="$MVP_REPO/config/settings.contract's defaults (no local.env)"
   fi
   for name in "${!from_env[@]}"; do printf -v "$name" '%s' "${from_env[$name]}"; done
   for setting in "${MVP_FLAG_SETTINGS[@]}"; do printf -v "${setting%%=*}" '%s' "${setting#*=}"; done
@@ -92,9 +162,8 @@ mvp::config::derive() {
   [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
   [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
-  MVP_STATE_DIR=${MVP_STATE_DIR:-$MVP_REPO/.mvp/state}
-  MVP_VERL_DIR=${MVP_VERL_DIR:-$MVP_REPO/verl}
   MVP_VENV=$MVP_REPO/.venv
+  mvp::config::derive_defaults
   # Node names; a runtime whose nodes have names of their own (slurm) renames them.
   MVP_HEAD_NODE=mvp11-ray-head
   MVP_NODES=("$MVP_HEAD_NODE")
@@ -104,8 +173,6 @@ mvp::config::derive() {
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
   [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
-  [[ $MVP_TRAINER_PROFILE == cpu ]] && MVP_WORKER_CPUS=${MVP_WORKER_CPUS:-16}
-  MVP_RAY_AUTH=${MVP_RAY_AUTH:-off}
   [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
   # The Ray token: one 0600 file on the shared storage (mvp::ray_auth_token).
   MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
@@ -133,7 +200,6 @@ mvp::config::derive() {
   [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
     mvp::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
   # A file name under <SHARED_ROOT>/clusters and admission/.
-  MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-$MVP_RUNTIME@$HOSTNAME}
   [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||
     mvp::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
   [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
