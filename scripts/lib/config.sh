@@ -49,7 +49,8 @@ mvp::config::source_file() {
 }
 
 # Reads config/settings.contract into MVP_CONTRACT_* (bash itself, no
-# process: this runs in every script, on the submit and status hot paths):
+# process: this runs in every script, on the submit and status hot paths;
+# globs and expansions only, as a regex is compiled anew each time it runs):
 #   MVP_CONTRACT_DEFAULTS   NAME=VALUE of each setting's `default`
 #   MVP_CONTRACT_DERIVED    NAME WHEN TEMPLATE of each `default.WHEN`, in order
 #   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
@@ -57,35 +58,49 @@ mvp::config::source_file() {
 # A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
 # printf -v from a file: refused, as is a line the format does not know.
 mvp::config::read_contract() {
-  local file=$MVP_REPO/config/settings.contract line name="" value kind=setting n=0
+  local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting
   local -a lines=()
   MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
   mapfile -t lines <"$file" || mvp::die "cannot read $file; restore it from git"
   lines+=("END")
   for line in "${lines[@]}"; do
-    ((++n))
     case $line in
       "  doc"*|"  type"*|"#"*|"=="*|"") continue ;;
-      "  "*)
-        [[ $line =~ ^\ +(default|default\.[a-z*]+|helper|kind|secret)(\ +(.*))?$ ]] ||
-          mvp::die "$file:$n: '$line' is not a KEY VALUE line of the contract"
-        case ${BASH_REMATCH[1]} in
-          default) MVP_CONTRACT_DEFAULTS+=("$name=${BASH_REMATCH[3]}") ;;
-          default.*) MVP_CONTRACT_DERIVED+=("$name ${BASH_REMATCH[1]#default.} ${BASH_REMATCH[3]}") ;;
-          helper)
-            value=${BASH_REMATCH[3]}
-            [[ $value =~ ^[a-z0-9_]+(\ +from\ +([A-Z_][A-Z0-9_]*))?$ ]] ||
-              mvp::die "$file:$n: helper takes ATTR [from VARIABLE], not '$value'"
-            MVP_CONTRACT_HELPER+=("$name=${BASH_REMATCH[2]:-$name}") ;;
-          kind) kind=${BASH_REMATCH[3]} ;;
-        esac ;;
+      "  default "*|"  default")
+        value=${line#  default}
+        MVP_CONTRACT_DEFAULTS+=("$name=${value#"${value%%[! ]*}"}") ;;
+      "  default."[a-z*]*)
+        value=${line#  default.} when=${line#  default.} when=${when%% *} value=${value#"$when"}
+        MVP_CONTRACT_DERIVED+=("$name $when ${value#"${value%%[! ]*}"}") ;;
+      "  helper "*)
+        value=${line##* }
+        case $line in *" from "*) ;; *) value=$name ;; esac
+        case $value in *[!A-Z0-9_]*|[!A-Z_]*) mvp::config::contract_error "$file" "$line" "helper takes ATTR [from VARIABLE]" ;; esac
+        MVP_CONTRACT_HELPER+=("$name=$value") ;;
+      "  kind "*) kind=${line##* } ;;
+      "  secret "*) ;;
       *)
+        case $line in
+          END|SHARED_ROOT|CODE_ID|MVP_[A-Z0-9_*]*)
+            case $line in *[!A-Z0-9_*]*) mvp::config::contract_error "$file" "$line" "not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;; esac ;;
+          " "*) mvp::config::contract_error "$file" "$line" "not a KEY VALUE line of the contract" ;;
+          *) mvp::config::contract_error "$file" "$line" "not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;;
+        esac
         [[ -n $name && $kind == setting ]] && MVP_CONTRACT_SETTINGS+=("$name")
-        name=$line kind=setting
-        [[ $name == END || $name =~ $MVP_SETTINGS_PATTERN || $name =~ ^MVP_[A-Z0-9_]*\*[A-Z0-9_]*$ ]] ||
-          mvp::die "$file:$n: '$name' is not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;;
+        name=$line kind=setting ;;
     esac
   done
+}
+
+# mvp::config::contract_error FILE LINE WHAT: the one ERROR line, with the
+# line's number (looked up only here, off the hot path).
+mvp::config::contract_error() {
+  local n=0 line
+  while IFS= read -r line; do
+    ((++n))
+    [[ $line == "$2" ]] && break
+  done <"$1"
+  mvp::die "$1:$n: '$2' is $3"
 }
 
 # mvp::config::expand TEMPLATE: TEMPLATE with each {NAME} replaced by NAME's
@@ -93,10 +108,11 @@ mvp::config::read_contract() {
 mvp::config::expand() {
   local rest=$1 ref
   REPLY=""
-  while [[ $rest =~ ^([^{]*)\{([A-Za-z_][A-Za-z0-9_]*)\}(.*)$ ]]; do
-    ref=${BASH_REMATCH[2]}
-    REPLY+=${BASH_REMATCH[1]}${!ref-}
-    rest=${BASH_REMATCH[3]}
+  while [[ $rest == *"{"*"}"* ]]; do
+    REPLY+=${rest%%"{"*}
+    rest=${rest#*"{"} ref=${rest%%"}"*} rest=${rest#*"}"}
+    case $ref in ""|[0-9]*|*[!A-Za-z0-9_]*) mvp::die "config/settings.contract: '{$ref}' is not {NAME} of a variable" ;; esac
+    REPLY+=${!ref-}
   done
   REPLY+=$rest
 }
