@@ -91,7 +91,18 @@ def fields() -> dict:
     Read once, when a command first reads a setting (not at import)."""
     global _fields
     if _fields is None:
-        _fields = {e.helper: (e.name, CONVERT[e.type.split()[0]]) for e in read_contract() if e.helper}
+        # A plain scan, not read_contract(): this runs in every helper command
+        # (the submit path is benchmarked); settings_contract.bats checks
+        # both read the same.
+        attrs, types, name = {}, {}, ""
+        for line in CONTRACT.read_text(encoding="utf-8").splitlines():
+            if line[:1].isalpha():
+                name = line
+            elif line.startswith("  type"):
+                types[name] = line.split()[1]
+            elif line.startswith("  helper"):
+                attrs[line.split()[1]] = name
+        _fields = {attr: (name, CONVERT[types.get(name, "text")]) for attr, name in attrs.items()}
     return _fields
 
 

@@ -118,6 +118,11 @@ for e in es:
     if e.helper: print(f"helper {e.name}={e.source}")'
   assert_success
   [[ $output == "$bash_view" ]]
+  # The helper's quick scan (settings.fields) agrees with the full reader.
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp import settings
+full = {e.helper: (e.name, settings.CONVERT[e.type.split()[0]]) for e in settings.read_contract() if e.helper}
+print(full == settings.fields(), len(full))'
+  assert_output "True 38"
   # 84 settings, each documented; none a secret by value on the helper's
   # command line (its environment is argv of env(1)).
   [[ $(grep -c '^setting ' <<<"$output") == 84 ]]
