@@ -125,7 +125,7 @@ print(full == settings.fields(), len(full))'
   assert_output "True 38"
   # 84 settings, each documented; none a secret by value on the helper's
   # command line (its environment is argv of env(1)).
-  [[ $(grep -c '^setting ' <<<"$output") == 84 ]]
+  [[ $(grep -c '^setting ' <<<"$bash_view") == 84 ]]
   run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.settings import read_contract
 bad = [e.name for e in read_contract() if not e.doc or (e.secret == "value" and (e.helper or e.kind == "setting"))
        or e.secret not in ("", "file", "value")]
