@@ -104,3 +104,10 @@ bench: setup
 	@table=$$(mktemp) && export MVP_BENCH_TABLE=$$table && \
 	  bench/bringup.sh && bench/submit.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
 	  rc=$$?; echo; bench/table.sh "$$table" || rc=1; rm -f "$$table"; exit $$rc
+
+# docs/settings.md is generated from config/settings.contract (the one
+# declaration of every setting); tests/unit/settings_contract.bats fails
+# when it is stale. python3 alone: the command needs only the standard library.
+.PHONY: docs/settings
+docs/settings:
+	PYTHONPATH=helpers python3 -m mvp settings --markdown >docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md

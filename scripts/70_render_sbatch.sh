@@ -15,22 +15,20 @@
 #   --out FILE   write FILE (replaced whole) instead of printing the script
 #   --test-only  first ask Slurm (sbatch --test-only) whether it could ever run it
 # Then: sbatch FILE (or sbatch --wait FILE: its exit code is the job's).
-# Settings: MVP_SLURM_* in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
+# Settings: MVP_SLURM_* in config/settings.contract, MVP_WORKERS, MVP_GPUS_PER_WORKER.
 # Safe to re-run: it only writes FILE (or stdout); nothing is submitted.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-# Settings the job gets as they are here: every one config/defaults.env names,
+# Settings the job gets as they are here: every setting of the contract,
 # but those the allocation decides.
 baked_settings() {
-  local line name
-  while IFS= read -r line; do
-    [[ $line =~ ^([A-Z_][A-Z0-9_]*)= ]] || continue
-    name=${BASH_REMATCH[1]}
+  local name
+  for name in "${MVP_CONTRACT_SETTINGS[@]}"; do
     case $name in MVP_RUNTIME|MVP_CONFIG|MVP_HEAD_IP|MVP_WORKER_IPS) continue ;; esac
     printf 'export %s=%q\n' "$name" "${!name}"
-  done <"$MVP_REPO/config/defaults.env"
+  done
 }
 
 # resolve_script NAME: the file name in scripts/ of 40..44 or 60.
@@ -50,7 +48,7 @@ slurm_minutes() { echo $(((${1} * MVP_JOB_TIMEOUT + 59) / 60 + 15)); }
 render() {
   local script=$1; shift
   local -a args=("$@")
-  local jobs=1 name=${script%%_*} gpus=${MVP_SLURM_GPUS_PER_NODE:-$MVP_GPUS_PER_WORKER}
+  local jobs=1 name=${script%%_*} gpus=$MVP_SLURM_GPUS_PER_NODE
   if [[ $script == 60_* ]]; then
     jobs=4
   elif [[ " ${args[*]} " != *" --wait "* ]]; then
@@ -65,7 +63,6 @@ render() {
   for i in "${!args[@]}"; do
     [[ ${args[$i]} != -* && -f ${args[$i]} ]] && args[i]=$(realpath "${args[$i]}")
   done
-  local head_partition=${MVP_SLURM_HEAD_PARTITION:-$MVP_SLURM_PARTITION}
   local out_dir
   out_dir=$(mvp::layout slurm)
   # Slurm does not create the --output directory.
@@ -80,7 +77,7 @@ render() {
   sbatch_line "--output=\"$out_dir/%x-%j.out\""
   sbatch_line "--time=${MVP_SLURM_TIME:-$(slurm_minutes "$jobs")}"
   [[ -n $MVP_SLURM_ACCOUNT ]] && sbatch_line "--account=$MVP_SLURM_ACCOUNT"
-  [[ -n $head_partition ]] && sbatch_line "--partition=$head_partition"
+  [[ -n $MVP_SLURM_HEAD_PARTITION ]] && sbatch_line "--partition=$MVP_SLURM_HEAD_PARTITION"
   sbatch_line "--nodes=1"
   sbatch_line "--ntasks=1"
   sbatch_line "--cpus-per-task=$MVP_SLURM_HEAD_CPUS"

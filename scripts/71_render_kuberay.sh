@@ -17,7 +17,7 @@
 # Then: kubectl apply -f FILE. The pods' image: scripts/72_build_image.sh. A JobSpec is validated against SHARED_ROOT here
 # (its code snapshot, data and model must exist), as 43 does before submitting.
 # Settings: MVP_K8S_* and MVP_KUBERAY_VERSION (the operator's release: what it
-# cannot honour is refused) in config/defaults.env, MVP_WORKERS, MVP_GPUS_PER_WORKER.
+# cannot honour is refused) in config/settings.contract, MVP_WORKERS, MVP_GPUS_PER_WORKER.
 # Safe to re-run: it writes only FILE (or stdout); each `job` gets a new id.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

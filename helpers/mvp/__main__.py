@@ -95,6 +95,10 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
     c.set_defaults(func=module_command("layout", "main"))
 
+    c = sub.add_parser("settings", help="the settings contract (config/settings.contract) as docs/settings.md")
+    c.add_argument("--markdown", action="store_true", required=True)
+    c.set_defaults(func=module_command("settings", "main"))
+
     c = sub.add_parser("nightly", help="nightly regression steps")
     c.add_argument("step", choices=("inputs", "retention", "judge"))
     c.add_argument("--run-dir", required=True)

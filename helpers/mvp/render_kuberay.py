@@ -59,7 +59,7 @@ class K8s:
             return env[name]
         self.env = env
         self.namespace = need("MVP_K8S_NAMESPACE")
-        self.image = need("MVP_K8S_IMAGE") or need("MVP_IMAGE")
+        self.image = need("MVP_K8S_IMAGE")  # empty: MVP_IMAGE, resolved by config.sh from the contract
         self.ray_version = need("MVP_K8S_RAY_VERSION")
         self.kuberay = _version(need("MVP_KUBERAY_VERSION"))
         self.pvc = need("MVP_K8S_PVC")
@@ -299,6 +299,8 @@ def nightly_cronjob(k: K8s) -> dict:
     env = [{"name": "MVP_RUNTIME", "value": "kuberay"}, {"name": "SHARED_ROOT", "value": POD_SHARED_ROOT},
            # KubeRay's name for the head's Service (utils.GenerateHeadServiceName).
            {"name": "MVP_K8S_HEAD_SERVICE", "value": f"{cluster}-head-svc"},
+           # As the RayJob's submitter names its cluster: kuberay@<RayCluster>.
+           {"name": "MVP_CLUSTER_NAME", "value": f"kuberay@{cluster}"},
            {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
            {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.env.get("MVP_VERL_SRC", ""))},
            {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.env.get("MVP_MODEL_SOURCE", ""))}]

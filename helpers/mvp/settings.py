@@ -1,12 +1,18 @@
 """The runbook's settings as the helper receives them: the bash side
-(scripts/lib/helper.sh, mvp::helper_env) passes every one as a variable, with
-its defaults already applied from config/defaults.env. The helper keeps no
-defaults of its own: a missing setting is an error that names it."""
+(scripts/lib/helper.sh, mvp::helper_env) passes every one the contract marks
+`helper` as a variable, with its defaults already applied. The helper keeps no
+defaults of its own: a missing setting is an error that names it.
+
+Each setting is declared once, in config/settings.contract (see its header):
+this module reads it for the helper's settings (attribute, variable, type),
+and renders docs/settings.md from it (python -m mvp settings --markdown)."""
 import os
 from pathlib import Path
 
 from .errors import MvpError
 from .layout import Layout
+
+CONTRACT = Path(__file__).resolve().parents[2] / "config" / "settings.contract"
 
 
 def _words(value: str) -> tuple:
@@ -21,57 +27,93 @@ def _pairs(value: str) -> dict:
     return dict(word.split("=", 1) for word in value.split())
 
 
-# attribute: (variable, conversion). Read lazily, one variable per attribute:
-# a command needs only the settings it reads.
-FIELDS = {
-    "shared_root": ("SHARED_ROOT", Path),
-    "runtime": ("MVP_RUNTIME", str),
-    "cluster_name": ("MVP_CLUSTER_NAME", str),
-    "dashboard_url": ("MVP_DASHBOARD_URL", lambda v: v.rstrip("/")),
-    "head_ip": ("MVP_HEAD_IP", str),
-    "head_node": ("MVP_HEAD_NODE", str),
-    "gcs_port": ("MVP_GCS_PORT", int),
-    "worker_ips": ("MVP_WORKER_IPS", _words),
-    "workers": ("MVP_WORKERS", int),
-    "gpus_per_worker": ("MVP_GPUS_PER_WORKER", int),
-    "job_timeout": ("MVP_JOB_TIMEOUT", float),
-    "nodes_timeout": ("MVP_NODES_TIMEOUT", float),
-    "lost_after": ("MVP_LOST_AFTER_S", float),
-    "log_sync_s": ("MVP_LOG_SYNC_SECONDS", float),
-    "admission_claim_s": ("MVP_ADMISSION_CLAIM_S", float),
-    "min_free_mb": ("MVP_MIN_FREE_MB", int),
-    "node_ray_dirs": ("MVP_NODE_RAY_DIRS", _pairs),
-    "code_id": ("CODE_ID", str),
-    "verl_src": ("MVP_VERL_SRC", Path),
-    "gsm8k_source": ("MVP_GSM8K_SOURCE", str),
-    "model_id": ("MVP_MODEL_ID", str),
-    "model_source": ("MVP_MODEL_SOURCE", str),
-    "skip_model": ("MVP_SKIP_MODEL", _flag),
-    "nightly_keep": ("MVP_NIGHTLY_KEEP", int),
-    "nightly_history": ("MVP_NIGHTLY_HISTORY", int),
-    "nightly_min_history": ("MVP_NIGHTLY_MIN_HISTORY", int),
-    "nightly_tolerance": ("MVP_NIGHTLY_TOLERANCE", _pairs),
-    "nightly_history_since": ("MVP_NIGHTLY_HISTORY_SINCE", str),
-    "nightly_notify_on": ("MVP_NIGHTLY_NOTIFY_ON", str),
-    "nightly_mail_to": ("MVP_NIGHTLY_MAIL_TO", _words),
-    "nightly_sendmail": ("MVP_NIGHTLY_SENDMAIL", str),
-    "nightly_webhook_url_file": ("MVP_NIGHTLY_WEBHOOK_URL_FILE", str),
-    "nightly_notify_tries": ("MVP_NIGHTLY_NOTIFY_TRIES", int),
-    "nightly_notify_pause_s": ("MVP_NIGHTLY_NOTIFY_PAUSE_S", float),
-    "dry_run": ("MVP_DRY_RUN", _flag),
-    "job_env_names": ("MVP_JOB_ENV_NAMES", _words),
-    "trainer_profile": ("MVP_TRAINER_PROFILE", str),
-}
+# The contract's types, as the helper reads them.
+CONVERT = {"text": str, "word": str, "one-of": str, "ipv4": str, "file": str, "path": Path,
+           "int": int, "seconds": float, "flag": _flag, "words": _words, "pairs": _pairs,
+           "url": lambda v: v.rstrip("/")}
+KINDS = ("setting", "env", "internal")
+KEYS = ("type", "default", "helper", "kind", "secret", "doc")
+
+
+class Entry:
+    """One NAME of the contract and its KEY VALUE lines."""
+    __slots__ = ("name", "section", "type", "default", "derived", "helper", "source", "kind", "secret", "doc")
+
+    def __init__(self, name: str, section: str):
+        self.name, self.section = name, section
+        self.type, self.default, self.helper, self.source, self.kind, self.secret = "text", None, "", name, "setting", ""
+        self.derived, self.doc = [], []
+
+
+def read_contract(path: Path = CONTRACT) -> list:
+    """The contract's entries, in order. A line it does not know is an error
+    with its line number (config.sh refuses the same lines)."""
+    entries, section, entry = [], "", None
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("== "):
+            section = line[3:].strip()
+        elif not line.startswith(" "):
+            entry = Entry(line.strip(), section)
+            entries.append(entry)
+        else:
+            key, _, value = line.strip().partition(" ")
+            value = value.strip()
+            base = key.split(".", 1)[0]
+            if entry is None or base not in KEYS:
+                raise MvpError(f"{path}:{n}: '{line.strip()}' is not a KEY VALUE line of the contract")
+            if key.startswith("default."):
+                entry.derived.append((key[len("default."):], value))
+            elif key == "default":
+                entry.default = value
+            elif key == "doc":
+                entry.doc.append(value)
+            elif key == "helper":
+                attr, *rest = value.split()
+                entry.helper = attr
+                if rest:
+                    entry.source = rest[-1]
+            elif key == "kind":
+                if value not in KINDS:
+                    raise MvpError(f"{path}:{n}: kind '{value}' is not one of {', '.join(KINDS)}")
+                entry.kind = value
+            else:
+                setattr(entry, key, value)
+    return entries
+
+
+_fields = None
+
+
+def fields() -> dict:
+    """attribute: (variable, conversion) of every setting the helper gets.
+    Read once, when a command first reads a setting (not at import)."""
+    global _fields
+    if _fields is None:
+        # A plain scan, not read_contract(): this runs in every helper command
+        # (the submit path is benchmarked); settings_contract.bats checks
+        # both read the same.
+        attrs, types, name = {}, {}, ""
+        for line in CONTRACT.read_text(encoding="utf-8").splitlines():
+            if line[:1].isalpha():
+                name = line
+            elif line.startswith("  type"):
+                types[name] = line.split()[1]
+            elif line.startswith("  helper"):
+                attrs[line.split()[1]] = name
+        _fields = {attr: (name, CONVERT[types.get(name, "text")]) for attr, name in attrs.items()}
+    return _fields
 
 
 class Settings:
-    """settings.NAME for each NAME of FIELDS, plus the layout of the shared
-    root. (A plain class: dataclasses' imports cost 8 ms on the submit path,
-    which is benchmarked against the bare Ray CLI.)"""
+    """settings.NAME for each helper ATTR of the contract, plus the layout of
+    the shared root. (A plain class: dataclasses' imports cost 8 ms on the
+    submit path, which is benchmarked against the bare Ray CLI.)"""
 
     def __getattr__(self, name: str):
         try:
-            variable, convert = FIELDS[name]
+            variable, convert = fields()[name]
         except KeyError:
             raise AttributeError(name) from None
         try:
@@ -100,3 +142,57 @@ class Settings:
 
 def load() -> Settings:
     return Settings()
+
+
+def _code(value: str) -> str:
+    return f"`{value}`" if value else "empty"
+
+
+def _default(e: Entry) -> str:
+    """The default column: the base default, then what an empty value becomes."""
+    if [when for when, _ in e.derived] == ["*"]:
+        derived = _code(e.derived[0][1])
+    else:
+        derived = "; ".join(f"{'otherwise' if when == '*' else when}: {_code(value)}" for when, value in e.derived)
+    if e.default:
+        return _code(e.default) + (f"; when empty, {derived}" if derived else "")
+    if derived:
+        return f"empty, then {derived}"
+    return "empty" if e.default is not None else "-"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown(entries: list) -> str:
+    """docs/settings.md: one table per section of the contract."""
+    out = ["# Settings", "",
+           "<!-- Generated from config/settings.contract by `make docs/settings`; do not edit. -->", "",
+           "Every setting of the runbook, declared once in `config/settings.contract`.",
+           "Precedence, lowest first: the default, `config/local.env` (or the file of `MVP_CONFIG` / `--config`),",
+           "the environment, the flags (`--runtime`, `--shared-root`, `--config`, `--dry-run`). A value still empty",
+           "after that gets the default for its runtime (or `MVP_TRAINER_PROFILE`), else the one marked",
+           "\"otherwise\"; `{NAME}` in a default is NAME's value (`{MVP_REPO}`: this repo's directory).",
+           "A secret is never printed, logged or put on a command line; *secret file*: the file it names holds one."]
+    section = None
+    for e in entries:
+        if e.kind == "internal":
+            continue
+        if e.section != section:
+            section = e.section
+            out += ["", f"## {section}", "", "| Setting | Type | Default | What it does |", "|---|---|---|---|"]
+        name = f"`{e.name}`" + (" (environment or flag)" if e.kind == "env" else "")
+        doc = " ".join(e.doc) + (f" *Secret {e.secret}.*" if e.secret else "")
+        out.append(f"| {name} | {_cell(e.type)} | {_cell(_default(e))} | {_cell(doc)} |")
+    out += ["", "## Names that are not settings", "",
+            "Variables the scripts and helpers set for themselves; a value you give them is not honoured.",
+            "They are declared so that the contract test can refuse any other `MVP_*` name.", "",
+            "| Name | What it is |", "|---|---|"]
+    out += [f"| `{e.name}` | {_cell(' '.join(e.doc))} |" for e in entries if e.kind == "internal"]
+    return "\n".join(out) + "\n"
+
+
+def main(args, _settings) -> int:
+    print(markdown(read_contract()), end="")
+    return 0

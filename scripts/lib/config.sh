@@ -1,8 +1,9 @@
 # shellcheck shell=bash disable=SC2034  # the settings and MVP_SWITCHES set here are read by the other library files and the scripts
-# Configuration. Precedence, lowest first: config/defaults.env (the only list
-# of defaults), the config file (--config, MVP_CONFIG or config/local.env),
-# the environment, the flags. Settings whose empty value means "derived" are
-# filled by mvp::config::derive and the runtime's mvp::rt::derive.
+# Configuration. Every setting is declared once, in config/settings.contract
+# (type, defaults, doc). Precedence, lowest first: the contract's defaults,
+# the config file (--config, MVP_CONFIG or config/local.env), the
+# environment, the flags; then a setting still empty gets the contract's
+# default for this runtime (or profile), in mvp::config::derive.
 MVP_SETTINGS_PATTERN='^(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID)$'
 
 # mvp::parse_flags "$@": takes the flags every script has and leaves the
@@ -47,6 +48,90 @@ mvp::config::source_file() {
   source "$file"
 }
 
+# Reads config/settings.contract into MVP_CONTRACT_* (bash itself, no
+# process: this runs in every script, on the submit and status hot paths;
+# globs and expansions only, as a regex is compiled anew each time it runs):
+#   MVP_CONTRACT_DEFAULTS   NAME=VALUE of each setting's `default`
+#   MVP_CONTRACT_DERIVED    NAME WHEN TEMPLATE of each `default.WHEN`, in order
+#   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
+#   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
+# A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
+# printf -v from a file: refused, as is a line the format does not know.
+mvp::config::read_contract() {
+  local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting
+  local -a lines=()
+  MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
+  mapfile -t lines <"$file" || mvp::die "cannot read $file; restore it from git"
+  lines+=("END")
+  for line in "${lines[@]}"; do
+    case $line in
+      "  doc"*|"  type"*|"#"*|"=="*|"") continue ;;
+      "  default "*|"  default")
+        value=${line#  default}
+        MVP_CONTRACT_DEFAULTS+=("$name=${value#"${value%%[! ]*}"}") ;;
+      "  default."[a-z*]*)
+        value=${line#  default.} when=${line#  default.} when=${when%% *} value=${value#"$when"}
+        MVP_CONTRACT_DERIVED+=("$name $when ${value#"${value%%[! ]*}"}") ;;
+      "  helper "*)
+        value=${line##* }
+        case $line in *" from "*) ;; *) value=$name ;; esac
+        case $value in *[!A-Z0-9_]*|[!A-Z_]*) mvp::config::contract_error "$file" "$line" "helper takes ATTR [from VARIABLE]" ;; esac
+        MVP_CONTRACT_HELPER+=("$name=$value") ;;
+      "  kind "*) kind=${line##* } ;;
+      "  secret "*) ;;
+      *)
+        case $line in
+          END|SHARED_ROOT|CODE_ID|MVP_[A-Z0-9_*]*)
+            case $line in *[!A-Z0-9_*]*) mvp::config::contract_error "$file" "$line" "not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;; esac ;;
+          " "*) mvp::config::contract_error "$file" "$line" "not a KEY VALUE line of the contract" ;;
+          *) mvp::config::contract_error "$file" "$line" "not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;;
+        esac
+        [[ -n $name && $kind == setting ]] && MVP_CONTRACT_SETTINGS+=("$name")
+        name=$line kind=setting ;;
+    esac
+  done
+}
+
+# mvp::config::contract_error FILE LINE WHAT: the one ERROR line, with the
+# line's number (looked up only here, off the hot path).
+mvp::config::contract_error() {
+  local n=0 line
+  while IFS= read -r line; do
+    ((++n))
+    [[ $line == "$2" ]] && break
+  done <"$1"
+  mvp::die "$1:$n: '$2' is $3"
+}
+
+# mvp::config::expand TEMPLATE: TEMPLATE with each {NAME} replaced by NAME's
+# value, in REPLY (no subshell).
+mvp::config::expand() {
+  local rest=$1 ref
+  REPLY=""
+  while [[ $rest == *"{"*"}"* ]]; do
+    REPLY+=${rest%%"{"*}
+    rest=${rest#*"{"} ref=${rest%%"}"*} rest=${rest#*"}"}
+    case $ref in ""|[0-9]*|*[!A-Za-z0-9_]*) mvp::die "config/settings.contract: '{$ref}' is not {NAME} of a variable" ;; esac
+    REPLY+=${!ref-}
+  done
+  REPLY+=$rest
+}
+
+# A setting still empty after every layer gets the contract's default.RUNTIME
+# (or default.PROFILE), else its default.*: the first rule that matches.
+mvp::config::derive_defaults() {
+  local rule name when template
+  local -A filled=()
+  for rule in "${MVP_CONTRACT_DERIVED[@]}"; do
+    name=${rule%% *} rule=${rule#* } when=${rule%% *} template=${rule#* }
+    [[ -z ${!name-} && -z ${filled[$name]-} ]] || continue
+    [[ $when == '*' || $when == "$MVP_RUNTIME" || $when == "$MVP_TRAINER_PROFILE" ]] || continue
+    mvp::config::expand "$template"
+    printf -v "$name" '%s' "$REPLY"
+    filled[$name]=1
+  done
+}
+
 mvp::config::load() {
   local name
   local -A from_env=()
@@ -54,7 +139,8 @@ mvp::config::load() {
     [[ $name =~ $MVP_SETTINGS_PATTERN ]] && from_env[$name]=${!name}
   done < <(compgen -e)
 
-  mvp::config::source_file "$MVP_REPO/config/defaults.env"
+  mvp::config::read_contract
+  for name in "${MVP_CONTRACT_DEFAULTS[@]}"; do printf -v "${name%%=*}" '%s' "${name#*=}"; done
   local file=${from_env[MVP_CONFIG]:-} setting
   for setting in "${MVP_FLAG_SETTINGS[@]}"; do [[ $setting == MVP_CONFIG=* ]] && file=${setting#MVP_CONFIG=}; done
   [[ -z $file && -f $MVP_REPO/config/local.env ]] && file=$MVP_REPO/config/local.env
@@ -62,7 +148,7 @@ mvp::config::load() {
     mvp::config::source_file "$file"
     MVP_CONFIG_LOADED=$file
   else
-    MVP_CONFIG_LOADED="$MVP_REPO/config/defaults.env (no local.env)"
+    MVP_CONFIG_LOADED="$MVP_REPO/config/settings.contract's defaults (no local.env)"
   fi
   for name in "${!from_env[@]}"; do printf -v "$name" '%s' "${from_env[$name]}"; done
   for setting in "${MVP_FLAG_SETTINGS[@]}"; do printf -v "${setting%%=*}" '%s' "${setting#*=}"; done
@@ -92,9 +178,8 @@ mvp::config::derive() {
   [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
   [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
-  MVP_STATE_DIR=${MVP_STATE_DIR:-$MVP_REPO/.mvp/state}
-  MVP_VERL_DIR=${MVP_VERL_DIR:-$MVP_REPO/verl}
   MVP_VENV=$MVP_REPO/.venv
+  mvp::config::derive_defaults
   # Node names; a runtime whose nodes have names of their own (slurm) renames them.
   MVP_HEAD_NODE=mvp11-ray-head
   MVP_NODES=("$MVP_HEAD_NODE")
@@ -104,8 +189,6 @@ mvp::config::derive() {
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
   [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
-  [[ $MVP_TRAINER_PROFILE == cpu ]] && MVP_WORKER_CPUS=${MVP_WORKER_CPUS:-16}
-  MVP_RAY_AUTH=${MVP_RAY_AUTH:-off}
   [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
   # The Ray token: one 0600 file on the shared storage (mvp::ray_auth_token).
   MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
@@ -133,7 +216,6 @@ mvp::config::derive() {
   [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
     mvp::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
   # A file name under <SHARED_ROOT>/clusters and admission/.
-  MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-$MVP_RUNTIME@$HOSTNAME}
   [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||
     mvp::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
   [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||

@@ -1,33 +1,21 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # MVP_JOB_ENV_NAMES is passed by name, from the contract
 # The bridge to the Python helper (python -m mvp): which settings it gets and
 # where each of its commands runs.
 
 # Settings the Python helper reads (helpers/mvp/settings.py), as the node
-# that runs it sees them. Every one is passed; the helper has no defaults.
+# that runs it sees them: those with `helper` in config/settings.contract.
+# Every one is passed; the helper has no defaults.
 mvp::helper_env() {
-  local -a env=(
-    "SHARED_ROOT=$SHARED_ROOT" "MVP_RUNTIME=$MVP_RUNTIME" "MVP_CLUSTER_NAME=$MVP_CLUSTER_NAME"
-    "MVP_DASHBOARD_URL=$MVP_DASHBOARD_URL" "MVP_HEAD_IP=$MVP_HEAD_IP" "MVP_GCS_PORT=$MVP_GCS_PORT"
-    "MVP_WORKER_IPS=$MVP_WORKER_IPS"
-    "MVP_WORKERS=$MVP_WORKERS" "MVP_GPUS_PER_WORKER=$MVP_GPUS_PER_WORKER"
-    "MVP_JOB_TIMEOUT=$MVP_JOB_TIMEOUT" "MVP_NODES_TIMEOUT=$MVP_NODES_TIMEOUT"
-    "MVP_LOST_AFTER_S=$MVP_LOST_AFTER_S" "MVP_ADMISSION_CLAIM_S=$MVP_ADMISSION_CLAIM_S"
-    "MVP_LOG_SYNC_SECONDS=$MVP_LOG_SYNC_SECONDS"
-    "MVP_MIN_FREE_MB=$MVP_MIN_FREE_MB" "MVP_NODE_RAY_DIRS=$MVP_NODE_RAY_DIRS"
-    "CODE_ID=$CODE_ID" "MVP_VERL_SRC=$MVP_NODE_VERL_SRC"
-    "MVP_GSM8K_SOURCE=$MVP_GSM8K_SOURCE" "MVP_MODEL_ID=$MVP_MODEL_ID"
-    "MVP_MODEL_SOURCE=$MVP_MODEL_SOURCE" "MVP_SKIP_MODEL=$MVP_SKIP_MODEL"
-    "MVP_HEAD_NODE=$MVP_HEAD_NODE"
-    "MVP_DRY_RUN=$MVP_DRY_RUN" "MVP_TRAINER_PROFILE=$MVP_TRAINER_PROFILE"
-    "PYTHONPATH=$MVP_NODE_REPO/helpers"
-  )
-  # The nightly's settings, all of them by their prefix.
-  local name names=()
-  for name in $(compgen -v MVP_NIGHTLY_); do env+=("$name=${!name}"); done
   # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
+  local name names=() pair
   mapfile -t names < <(mvp::job_env_names)
+  MVP_JOB_ENV_NAMES=${names[*]}
+  local -a env=("PYTHONPATH=$MVP_NODE_REPO/helpers")
+  for pair in "${MVP_CONTRACT_HELPER[@]}"; do
+    name=${pair#*=}
+    env+=("${pair%%=*}=${!name}")
+  done
   for name in "${names[@]}"; do env+=("$name=${!name}"); done
-  env+=("MVP_JOB_ENV_NAMES=${names[*]}")
   printf '%s\0' "${env[@]}"
   mvp::ray_auth_env
 }

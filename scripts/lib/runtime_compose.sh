@@ -4,13 +4,11 @@
 
 MVP_COMPOSE_PROJECT=mvp-v11
 
-# Defaults of the settings whose empty value means "derived": the nodes see
+# The runtime's derived values (the settings' defaults, per runtime, are in
+# config/settings.contract): the nodes see
 # the shared directory at /private and the repo at /workspace/mvp.
 mvp::rt::derive() {
-  SHARED_ROOT=${SHARED_ROOT:-/private}
-  MVP_HOST_SHARED_DIR=${MVP_HOST_SHARED_DIR:-$MVP_DEFAULT_SHARED}
   MVP_HOST_SEES_NODE_FILES=0
-  MVP_HEAD_IP=${MVP_HEAD_IP:-172.28.0.2}
   MVP_NODE_REPO=/workspace/mvp
   MVP_NODE_VERL_DIR=/workspace/verl
   MVP_PYTHON=python3

@@ -28,16 +28,12 @@ mvp::rt::derive() {
     mvp::die "MVP_K8S_HEAD_SERVICE='${MVP_K8S_HEAD_SERVICE:-}' must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
   MVP_DASHBOARD_URL=http://$MVP_K8S_HEAD_SERVICE:8265
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
-  # As the RayJob's submitter names it: kuberay@<RayCluster>.
-  MVP_CLUSTER_NAME=${MVP_CLUSTER_NAME:-kuberay@${MVP_K8S_HEAD_SERVICE%%-head-svc*}}
   # The cluster's auth is what the pod's environment says (the CronJob sets
   # RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the cluster's Secret). Ray and
   # the helper take RAY_AUTH_TOKEN before any token file.
   [[ ${RAY_AUTH_MODE:-} == token ]] && MVP_RAY_AUTH=token
-  if [[ $MVP_DRY_RUN == 1 ]]; then
-    MVP_HEAD_IP=${MVP_HEAD_IP:-0.0.0.0}
-    return 0
-  fi
+  # A dry run contacts nothing: MVP_HEAD_IP keeps the contract's placeholder.
+  [[ $MVP_DRY_RUN != 1 ]] || return 0
   [[ $MVP_RAY_AUTH != token || -n ${RAY_AUTH_TOKEN:-} ]] ||
     mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
   local addresses

@@ -4,13 +4,12 @@
 # PID namespaces matter: a job driver finds the raylet to join by scanning the
 # processes it can see, so without them every driver would join the head's.
 
-# Defaults of the settings whose empty value means "derived": the nodes see
+# The runtime's derived values (the settings' defaults, per runtime, are in
+# config/settings.contract): the nodes see
 # this host's files and venv, so paths are the host's.
 mvp::rt::derive() {
-  SHARED_ROOT=${SHARED_ROOT:-$MVP_DEFAULT_SHARED}
   MVP_HOST_SHARED_DIR=$SHARED_ROOT
   MVP_HOST_SEES_NODE_FILES=1
-  MVP_HEAD_IP=${MVP_HEAD_IP:-127.0.0.2}
   MVP_NODE_REPO=$MVP_REPO
   MVP_NODE_VERL_DIR=$MVP_VERL_DIR
   MVP_PYTHON=$MVP_VENV/bin/python

@@ -27,15 +27,12 @@ mvp::slurm::node_ip() {
 # allocation's, and node names are Slurm's, so the head's name is the
 # hostname its submissions record.
 mvp::rt::derive() {
-  SHARED_ROOT=${SHARED_ROOT:-$MVP_DEFAULT_SHARED}
   MVP_HOST_SHARED_DIR=$SHARED_ROOT
   MVP_HOST_SEES_NODE_FILES=1
   MVP_NODE_REPO=$MVP_REPO
   MVP_NODE_VERL_DIR=$MVP_VERL_DIR
   MVP_PYTHON=$MVP_VENV/bin/python
   MVP_HOST_PYTHON=$MVP_PYTHON
-  # The nodes are separate hosts whose Ray ports any host of the cluster network reaches.
-  MVP_RAY_AUTH=${MVP_RAY_AUTH:-token}
   [[ -n $MVP_SLURM_WORKER_CPUS ]] && MVP_WORKER_CPUS=$MVP_SLURM_WORKER_CPUS
   if mvp::slurm::in_job; then
     local -a workers=()
@@ -48,8 +45,6 @@ mvp::rt::derive() {
     MVP_WORKER_IPS=""
     for node in "${workers[@]}"; do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$(mvp::slurm::node_ip "$node")"; done
   fi
-  # Outside a job nothing runs on nodes; the address only has to be valid.
-  MVP_HEAD_IP=${MVP_HEAD_IP:-127.0.0.2}
   MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
 }
@@ -140,7 +135,7 @@ mvp::slurm::start_ray() {
     local -a step_env=(env -u PYTHONPATH "PATH=$MVP_VENV/bin:$PATH" "${auth[@]}")
     if ((i > 0)); then
       [[ -n $MVP_SLURM_NCCL_IFNAME ]] && step_env+=("NCCL_SOCKET_IFNAME=$MVP_SLURM_NCCL_IFNAME")
-      local gloo=${MVP_SLURM_GLOO_IFNAME:-$MVP_SLURM_NCCL_IFNAME}
+      local gloo=$MVP_SLURM_GLOO_IFNAME
       [[ -n $gloo ]] && step_env+=("GLOO_SOCKET_IFNAME=$gloo")
     fi
     mvp::log "starting Ray on $node ($(mvp::node_ip "$i"), component $(mvp::slurm::group_of "$node")); log $log_dir/ray-$node.log"

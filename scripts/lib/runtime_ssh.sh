@@ -10,12 +10,10 @@
 # arguments with spaces, quotes and `$` arrive intact. Secrets never travel:
 # the Ray token is created on the shared storage (0600) and read there.
 
-# Defaults of the settings whose empty value means "derived".
+# The runtime's derived values (the settings' defaults, per runtime, are in
+# config/settings.contract).
 mvp::rt::derive() {
-  SHARED_ROOT=${SHARED_ROOT:-/private}
-  MVP_HOST_SHARED_DIR=${MVP_HOST_SHARED_DIR:-$SHARED_ROOT}
   MVP_HOST_SEES_NODE_FILES=0
-  MVP_RAY_AUTH=${MVP_RAY_AUTH:-token}
   [[ $MVP_SSH_LOGICAL_GPUS =~ ^[01]$ ]] || mvp::die "MVP_SSH_LOGICAL_GPUS='$MVP_SSH_LOGICAL_GPUS' must be 0 or 1"
   mvp::rt::parse_inventory
   MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
