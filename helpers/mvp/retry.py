@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from . import fsutil, resumed
 from .errors import MvpError
 from .nightly import metrics
 
@@ -72,6 +72,13 @@ def resume_point(jobs: Path, sid: str) -> str:
     status = result.get("status")
     if status not in RETRIED:
         raise MvpError(f"job {sid} ended {status}: only a FAILED or LOST job is retried")
+    earlier = _before(jobs, sid)
+    went_on = resumed.check(jobs, sid, earlier)
+    # A resumption that trained but not from where it should have (wrong first
+    # step, other prompts): going on from its checkpoints would compound it.
+    if went_on and went_on["passed"] is False and resumed.logged_steps(jobs / sid):
+        raise MvpError(f"job {sid} ended {status} and did not go on as resumed: {went_on['evidence']}; "
+                       "the chain stops here")
     own = own_checkpoint(jobs, sid)
     if own:
         return own
@@ -88,6 +95,21 @@ def resume_point(jobs: Path, sid: str) -> str:
             raise MvpError(f"job {sid} ended {status} {where} as {earlier} did, both resumed from {before} and "
                            "neither saved a checkpoint: no progress, the chain stops here")
     return before
+
+
+def _before(jobs: Path, sid: str) -> list:
+    """The ids of sid's chain before it, oldest first."""
+    ids = chain(jobs, sid)
+    return ids[:ids.index(sid)] if sid in ids else []
+
+
+def resumed_main(args, settings) -> int:
+    """`resumed ID`: the check as one JSON line; exit 1 when it failed."""
+    import json
+    jobs = settings.jobs_dir
+    result = resumed.check(jobs, args.submission_id, _before(jobs, args.submission_id))
+    print(json.dumps(result))
+    return 1 if result and result["passed"] is False else 0
 
 
 def _resumed_from(jobs: Path, sid: str) -> str:
