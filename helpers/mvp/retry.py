@@ -88,7 +88,7 @@ def resume_point(jobs: Path, sid: str) -> str:
                        "nothing to go on from; lower trainer.save_freq to keep more of a run")
     here = last_step(jobs, sid)
     for earlier in chain(jobs, sid):
-        if earlier == sid or _resumed_from(jobs, earlier) != before:
+        if earlier == sid or resumed_from(jobs, earlier) != before:
             continue
         if own_checkpoint(jobs, earlier) is None and last_step(jobs, earlier) == here:
             where = f"at step {here}" if here is not None else "before its first step"
@@ -112,9 +112,29 @@ def resumed_main(args, settings) -> int:
     return 1 if result and result["passed"] is False else 0
 
 
-def _resumed_from(jobs: Path, sid: str) -> str:
+def resumed_from(jobs: Path, sid: str) -> str:
+    """The job's back link, JOB/global_step_N ("" for a job resumed from nothing)."""
     spec = fsutil.read_json(jobs / sid / "config" / "job_spec.json", {}) or {}
     return (spec.get("resolved") or {}).get("resumed_from") or ""
+
+
+def chain_of(jobs: Path, sid: str) -> list:
+    """The ids of sid's retry chain, first to last ([sid] when it has none),
+    for 50_status and the nightly's report. The forward links are the
+    retries' names (<first>-r1, -r2, ...: a few stats, never a directory
+    listing); each retry must name its checkpoint (resolved.resumed_from), so
+    a job merely called like one is no link."""
+    m = RETRY_ID.match(sid)
+    first = m.group("first") if m and resumed_from(jobs, sid) and (jobs / m.group("first")).is_dir() else sid
+    ids = [first]
+    while (jobs / f"{first}-r{len(ids)}").is_dir() and resumed_from(jobs, f"{first}-r{len(ids)}"):
+        ids.append(f"{first}-r{len(ids)}")
+    return ids
+
+
+def chain_text(ids: list) -> str:
+    """`<first> -> -r1 -> -r2`."""
+    return " -> ".join([ids[0], *(i[len(ids[0]):] for i in ids[1:])])
 
 
 def main(args, settings) -> int:

@@ -81,3 +81,85 @@ except MvpError as e:
   run spec_retries nosuchjob 1
   assert_output 0
 }
+
+# lay_job ID STATUS RESUMED_FROM [STEP...]: a job directory as the runbook
+# lays it: config/job_spec.json (resolved.resumed_from, job_dir, the
+# checkpoint dir override), result.json, logs/driver.log with verl's step
+# lines (as Ray prefixes the TaskRunner's), checkpoints/.
+lay_job() {
+  local id=$1 status=$2 from=$3; shift 3
+  local jd=$JOBS/$id node=/shared/jobs/$id step
+  mkdir -p "$jd/config" "$jd/logs" "$jd/checkpoints"
+  jq -n --arg id "$id" --arg from "$from" --arg jd "$node" --arg rd "${ROLLOUTS-}" '{input: {workload: "grpo"},
+    resolved: {submission_id: $id, workload: "grpo", job_dir: $jd, resumed_from: $from, cluster: "unit",
+      trainer_overrides: ({"trainer.default_local_dir": "\($jd)/checkpoints"}
+        + (if $rd == "" then {} else {"trainer.rollout_data_dir": $rd} end))}}' >"$jd/config/job_spec.json"
+  jq -n --arg s "$status" --arg id "$id" '{submission_id: $id, status: $s, start_time_ms: 1700000000000}' >"$jd/result.json"
+  : >"$jd/logs/driver.log"
+  for step in "$@"; do
+    printf '\e[36m(TaskRunnerV1 pid=7, ip=127.0.0.4)\e[0m step:%s - actor/grad_norm:0.3 - timing_s/step:1.5\n' "$step" \
+      >>"$jd/logs/driver.log"
+  done
+}
+
+# dump ID STEP PROMPT...: verl's rollout dump of step STEP (one line per sample).
+dump() {
+  local id=$1 step=$2 p; shift 2
+  mkdir -p "$JOBS/$id/checkpoints/rollouts"
+  for p in "$@"; do
+    jq -cn --arg p "$p" --argjson s "$step" '{input: $p, output: "o", gts: "1", score: 0, step: $s}'
+  done >"$JOBS/$id/checkpoints/rollouts/$step.jsonl"
+}
+
+# status_rows: 50_status's job table (render) and JSON rows, from the archive only.
+status_of() {
+  py 'import json, sys
+from pathlib import Path
+from mvp import status
+jobs = Path(sys.argv[1])
+rows = [{"submission_id": p.name, "status": json.load(open(p / "result.json"))["status"], "start_time": i}
+        for i, p in enumerate(sorted(jobs.iterdir()))]
+rows.reverse()
+folded = status.fold_chains(jobs, rows)
+report = {"cluster": {"up": False, "ok": False, "dashboard": "-", "name": "unit", "problems": []},
+          "jobs": folded, "shared_root": {"path": "/shared", "error": "-"}}
+if sys.argv[2] == "json":
+    print(json.dumps(folded))
+else:
+    print(status.render(report))' "$JOBS" "$1"
+}
+
+@test "50_status shows a retried job as one row: <first> -> -r1 -> -r2, the final status, each attempt linked both ways" {
+  lay_job grpo-1 FAILED "" 1 2 3
+  lay_job grpo-1-r1 FAILED grpo-1/global_step_2 3
+  lay_job grpo-1-r2 SUCCEEDED grpo-1/global_step_2 3 4
+  lay_job sft-2 SUCCEEDED "" 1 2
+  # Named like a retry but resumed from nothing: no link.
+  lay_job sft-2-r1 FAILED ""
+  run status_of text
+  assert_success
+  assert_line --regexp '^  grpo-1 -> -r1 -> -r2 +SUCCEEDED .*\(attempts FAILED -> FAILED -> SUCCEEDED\)$'
+  assert_line --regexp '^  sft-2 +SUCCEEDED '
+  assert_line --regexp '^  sft-2-r1 +FAILED '
+  [[ $(grep -c 'grpo-1' <<<"$output") == 1 ]]
+  run status_of json
+  jq -e '[.[] | select(.chain)] | length == 1' <<<"$output"
+  jq -e '.[] | select(.chain) | .submission_id == "grpo-1-r2" and .status == "SUCCEEDED"
+    and ([.chain[] | [.submission_id, .status, .resumed_from, .resumed_by]] ==
+         [["grpo-1", "FAILED", null, "grpo-1-r1"], ["grpo-1-r1", "FAILED", "grpo-1/global_step_2", "grpo-1-r2"],
+          ["grpo-1-r2", "SUCCEEDED", "grpo-1/global_step_2", null]])' <<<"$output"
+}
+
+@test "50_status folds a chain whose first job is older than the listing shows, and writes nothing into the failed job's directory" {
+  lay_job ppo-9 FAILED "" 1 2
+  lay_job ppo-9-r1 RUNNING ppo-9/global_step_2 3
+  local before
+  before=$(tree_digest "$JOBS/ppo-9")
+  run py 'import json, sys
+from pathlib import Path
+from mvp import status
+rows = [{"submission_id": "ppo-9-r1", "status": "RUNNING", "start_time": 5}]
+print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
+  jq -e '.[0].chain | map(.submission_id + ":" + .status) == ["ppo-9:FAILED", "ppo-9-r1:RUNNING"]' <<<"$output"
+  [[ $(tree_digest "$JOBS/ppo-9") == "$before" ]]
+}
