@@ -88,12 +88,13 @@ except MvpError as e:
 # lines (as Ray prefixes the TaskRunner's), checkpoints/.
 lay_job() {
   local id=$1 status=$2 from=$3; shift 3
-  local jd=$JOBS/$id node=/shared/jobs/$id step
+  local jd=$JOBS/$id node=$JOBS/$id step
   mkdir -p "$jd/config" "$jd/logs" "$jd/checkpoints"
-  jq -n --arg id "$id" --arg from "$from" --arg jd "$node" --arg rd "${ROLLOUTS-}" '{input: {workload: "grpo"},
+  jq -n --arg id "$id" --arg from "$from" --arg jd "$node" --arg rd "${ROLLOUTS-}" --arg sf "${SAVE_FREQ:-}" '{input: {workload: "grpo"},
     resolved: {submission_id: $id, workload: "grpo", job_dir: $jd, resumed_from: $from, cluster: "unit",
       trainer_overrides: ({"trainer.default_local_dir": "\($jd)/checkpoints"}
-        + (if $rd == "" then {} else {"trainer.rollout_data_dir": $rd} end))}}' >"$jd/config/job_spec.json"
+        + (if $rd == "" then {} else {"trainer.rollout_data_dir": $rd} end)
+        + (if $sf == "" then {} else {"trainer.save_freq": $sf} end))}}' >"$jd/config/job_spec.json"
   jq -n --arg s "$status" --arg id "$id" '{submission_id: $id, status: $s, start_time_ms: 1700000000000}' >"$jd/result.json"
   : >"$jd/logs/driver.log"
   for step in "$@"; do
@@ -162,4 +163,129 @@ rows = [{"submission_id": "ppo-9-r1", "status": "RUNNING", "start_time": 5}]
 print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
   jq -e '.[0].chain | map(.submission_id + ":" + .status) == ["ppo-9:FAILED", "ppo-9-r1:RUNNING"]' <<<"$output"
   [[ $(tree_digest "$JOBS/ppo-9") == "$before" ]]
+}
+
+# resumed ID: the check `resumed` of job ID, as JSON.
+resumed() {
+  py 'import json, sys
+from pathlib import Path
+from mvp import resumed, retry
+jobs = Path(sys.argv[1])
+print(json.dumps(resumed.check(jobs, sys.argv[2], retry._before(jobs, sys.argv[2]))))' "$JOBS" "$1"
+}
+
+# The rollout dump as a JobSpec asks for it: into the job's checkpoint directory, through verl's interpolation.
+# shellcheck disable=SC2016  # the ${...} is verl's (Hydra's), not bash's
+ROLLOUTS_OVERRIDE='${trainer.default_local_dir}/rollouts'
+
+@test "check resumed passes when the first step is the checkpoint's next and step N+1 trained the uninterrupted run's prompts (any order)" {
+  ROLLOUTS=$ROLLOUTS_OVERRIDE
+  lay_job g FAILED "" 1 2 3
+  dump g 3 q5 q6 q6 q7
+  lay_job g-r1 SUCCEEDED g/global_step_2 3 4
+  dump g-r1 3 q6 q7 q5 q6
+  run resumed g-r1
+  assert_output '{"name": "resumed", "passed": true, "evidence": "first logged step 3 = g/global_step_2 + 1; the prompts of its 4 samples of step 3 are those g trained at step 3"}'
+  # A job resumed from nothing has no such check.
+  run resumed g
+  assert_output null
+}
+
+@test "check resumed fails when the data position did not follow (the resumption trained the next epoch's prompts, as in verl 7401)" {
+  ROLLOUTS=$ROLLOUTS_OVERRIDE
+  lay_job g FAILED "" 1 2 3
+  dump g 3 q5 q6 q7 q8
+  lay_job g-r1 SUCCEEDED g/global_step_2 3 4
+  dump g-r1 3 q1 q2 q7 q8
+  run resumed g-r1
+  assert_output --partial '"passed": false'
+  assert_output --partial "first logged step 3 = g/global_step_2 + 1, but 2 of its 4 samples of step 3 have prompts g did not train at step 3: the data position did not follow"
+}
+
+@test "check resumed fails a resumption that started over at step 1, or logged no step at all (verl 7401 ends it SUCCEEDED); a validation line at the checkpoint's step is not a training step" {
+  lay_job g FAILED "" 1 2 3
+  lay_job g-r1 SUCCEEDED g/global_step_2 1 2 3 4
+  run resumed g-r1
+  assert_output --partial '"passed": false, "evidence": "first logged step 1, not 3: it did not go on from g/global_step_2"'
+  lay_job g-r2 SUCCEEDED g/global_step_2
+  run resumed g-r2
+  assert_output --partial '"passed": false, "evidence": "resumed from g/global_step_2 but logged no training step'
+  # verl validates at the checkpoint's step before it trains on (val_before_train).
+  lay_job h FAILED "" 1 2
+  lay_job h-r1 SUCCEEDED h/global_step_2 3
+  sed -i '1i step:2 - val-core/openai/gsm8k/acc/mean@1:0.1' "$JOBS/h-r1/logs/driver.log"
+  run resumed h-r1
+  assert_output --partial '"passed": null, "evidence": "first logged step 3 = h/global_step_2 + 1; data position not judged: no rollout dump of step 3 in h-r1'
+}
+
+@test "check resumed does not judge the data position without a dump of step N+1 on both sides, and never passes it" {
+  ROLLOUTS=$ROLLOUTS_OVERRIDE
+  lay_job g FAILED "" 1 2
+  lay_job g-r1 SUCCEEDED g/global_step_2 3 4
+  dump g-r1 3 q1 q2
+  run resumed g-r1
+  assert_output --partial '"passed": null, "evidence": "first logged step 3 = g/global_step_2 + 1; data position not judged: no earlier job of the chain dumped its step 3"'
+  # A dump outside the job directory is not read.
+  ROLLOUTS=/elsewhere/rollouts lay_job k-r1 SUCCEEDED g/global_step_2 3
+  run resumed k-r1
+  assert_output --partial "no rollout dump of step 3 in k-r1"
+}
+
+@test "retry-from stops a chain whose last resumption trained but did not go on from its checkpoint" {
+  lay_job g FAILED "" 1 2 3
+  lay_job g-r1 FAILED g/global_step_2 1 2
+  run py 'import sys
+from pathlib import Path
+from mvp import retry
+from mvp.errors import MvpError
+try:
+    print(retry.resume_point(Path(sys.argv[1]), "g-r1"))
+except MvpError as e:
+    print(f"ERROR: {e}")' "$JOBS"
+  assert_output "ERROR: job g-r1 ended FAILED and did not go on as resumed: first logged step 1, not 3: it did not go on from g/global_step_2; the chain stops here"
+}
+
+# judge_chain: the nightly judge on the chain g -> -r1 (its last attempt, as 60 records it), then its report and index.
+judge_chain() {
+  py 'import json, sys
+from pathlib import Path
+from mvp.nightly import judge, report, index
+root = Path(sys.argv[1])
+plan = {"jobs": [{"name": "grpo", "submission_id": "g-r1"}], "head_node_name": "head", "worker_ips": ["10.0.0.2"],
+        "job_timeout_s": 60, "prepare": {}}
+job = judge.judge_job(plan["jobs"][0], root, plan)
+rep = {"run_id": "nightly-20260101T000000Z", "started_at": "2026-01-01T00:00:00Z", "finished_at": "x", "log": "l",
+       "jobs": [job], "passed": False, "summary": judge.summary_line({"run_id": "n", "jobs": [job], "log": "l"})}
+out = Path(sys.argv[2])
+(out / "report.md").write_text(report.markdown(rep))
+(out / "report.html").write_text(report.html(rep))
+(out / "index.html").write_text(index.render([{"run_id": rep["run_id"], "passed": False, "started_at": rep["started_at"],
+                                               "jobs": {"grpo": index._entry(job)}}], out))
+print(json.dumps(job))' "$BATS_TEST_TMPDIR/shared" "$BATS_TEST_TMPDIR"
+}
+
+@test "the nightly report shows a retried job as one row with a link to each attempt's job directory, judged by check resumed" {
+  ROLLOUTS=$ROLLOUTS_OVERRIDE SAVE_FREQ=2
+  lay_job g FAILED "" 1 2 3
+  dump g 3 q5 q6
+  lay_job g-r1 SUCCEEDED g/global_step_2 3 4
+  dump g-r1 3 q6 q5
+  # verl's checkpoint of the retry: its own steps only (global_step_2 is the first job's).
+  mkdir "$JOBS/g-r1/checkpoints/global_step_4"
+  echo 4 >"$JOBS/g-r1/checkpoints/latest_checkpointed_iteration.txt"
+  run judge_chain
+  assert_success
+  jq -e '.attempts == [{submission_id: "g", status: "FAILED", resumed_from: null, resumed_by: "g-r1"},
+                       {submission_id: "g-r1", status: "SUCCEEDED", resumed_from: "g/global_step_2", resumed_by: null}]' <<<"$output"
+  jq -e '.checks[] | select(.name == "resumed") | .passed == true' <<<"$output"
+  # The retry's checkpoints are judged from the step after the one it resumed from.
+  jq -e '.checks[] | select(.name == "checkpoint_policy") | .passed == true and (.evidence | startswith("save_freq=2, steps run 4, saved at [4], expected [4]"))' <<<"$output"
+  grep -q '^| grpo | g -> -r1 | SUCCEEDED |' "$BATS_TEST_TMPDIR/report.md"
+  grep -q '^- attempt g: FAILED, resumed by g-r1$' "$BATS_TEST_TMPDIR/report.md"
+  grep -q '^- attempt g-r1: SUCCEEDED, resumed from g/global_step_2$' "$BATS_TEST_TMPDIR/report.md"
+  grep -q '^- PASS resumed: first logged step 3 = g/global_step_2 + 1' "$BATS_TEST_TMPDIR/report.md"
+  [[ $(grep -c '^| grpo |' "$BATS_TEST_TMPDIR/report.md") == 1 ]]
+  grep -q '<a href="../../jobs/g/" title="FAILED"><code>g</code></a> FAILED &rarr; <a href="../../jobs/g-r1/" title="SUCCEEDED, resumed from g/global_step_2"><code>-r1</code></a> SUCCEEDED' \
+    "$BATS_TEST_TMPDIR/report.html"
+  grep -q '<a href="../jobs/g/" title="FAILED"><code>g</code></a> FAILED &rarr; <a href="../jobs/g-r1/"' "$BATS_TEST_TMPDIR/index.html"
 }
