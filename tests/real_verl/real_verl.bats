@@ -19,21 +19,28 @@ setup_file() {
   # A reward function that raises: its error happens inside verl's reward worker (a Ray actor).
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n    raise ValueError("mvp-test: this reward function always fails")\n' \
     >"$SHARED_ROOT/user/code/broken_reward.py"
-  # A reward function that fails once: in verl's reward worker, on the first
-  # attempt's 4th step (3 steps x 8 prompts x 4 responses scored before it),
-  # never again (the marker it leaves beside itself tells the attempts apart).
+  # A reward function that fails once: in verl's reward worker, on every
+  # sample of the first attempt's 4th step (after 3 steps x 8 prompts x 4
+  # responses; verl 0.9.1's agent loop drops a sample whose reward raises and
+  # trains on, so one failing sample is not enough), never in another Ray job
+  # (the marker it leaves beside itself names the job that failed).
   cat >"$SHARED_ROOT/user/code/fails_once.py" <<'PY'
 import fcntl, os
+import ray
 HERE = os.path.dirname(os.path.abspath(__file__))
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    job = ray.get_runtime_context().get_job_id()
     with open(os.path.join(HERE, "fails_once.count"), "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.write("x")
         f.flush()
         calls = os.path.getsize(f.name)
-    marker = os.path.join(HERE, "fails_once.raised")
-    if calls > 3 * 8 * 4 and not os.path.exists(marker):
-        open(marker, "w").close()
+        marker = os.path.join(HERE, "fails_once.job")
+        if calls > 3 * 8 * 4 and not os.path.exists(marker):
+            with open(marker, "w") as m:
+                m.write(job)
+        failing = os.path.exists(marker) and open(marker).read() == job
+    if failing:
         raise ValueError("mvp-test: failing once, at step 4")
     return 0.0
 PY
