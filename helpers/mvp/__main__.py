@@ -66,6 +66,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("submission_id")
     c.set_defaults(func=module_command("retry", "main"))
 
+    c = sub.add_parser("resumed", help="the check `resumed` of a resumed job (first step, data position), as JSON")
+    c.add_argument("submission_id")
+    c.set_defaults(func=module_command("retry", "resumed_main"))
+
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)

@@ -15,6 +15,11 @@ OVERRIDE_KEY = re.compile(r"^\+{0,2}[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9
 
 OPT_STR = (str, type(None))
 NUMBER = (int, float)
+OPT_INT = (int, type(None))
+# retries: how many times a job that ends FAILED or LOST may be resumed from
+# its chain's newest checkpoint, each in a new job <first id>-rK (0 or empty:
+# never). Honoured with --wait (40-44, the nightly); --retry N overrides it.
+MAX_RETRIES = 20
 
 JOBSPEC_FIELDS = {
     "submission_id": OPT_STR,
@@ -29,6 +34,7 @@ JOBSPEC_FIELDS = {
     "resources": dict,
     "trainer_overrides": (dict, type(None)),
     "env_vars": (dict, type(None)),
+    "retries": OPT_INT,
 }
 DATASET_FIELDS = {"train": str, "val": OPT_STR}
 RAY_FIELDS = {"address": OPT_STR}
@@ -41,6 +47,8 @@ RUNTIME_ENV_FIELDS = {"env_vars": (dict, type(None))}
 def _type_name(kinds) -> str:
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", type(None): "empty"}
+    if kinds == OPT_INT:
+        return "a whole number or empty"
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
 
 
@@ -114,6 +122,12 @@ def check_id(value: str, field: str) -> str:
     return value
 
 
+def check_retries(value, where: str) -> None:
+    if value is not None and not 0 <= value <= MAX_RETRIES:
+        raise MvpError(f"{where}: {value} is not a number of resumptions from 0 to {MAX_RETRIES}; "
+                       "a job failing more often than that needs a fix, not another try")
+
+
 def check_resources(res: dict, where: str) -> None:
     for name, amount in (res.get("entrypoint_resources") or {}).items():
         if isinstance(amount, bool) or not isinstance(amount, NUMBER) or amount < 0:
@@ -171,6 +185,7 @@ def parse_jobspec(text: str, name: str) -> dict:
         raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(workloads.NAMES)}")
     if spec.get("submission_id"):
         check_id(spec["submission_id"], f"{name}.submission_id")
+    check_retries(spec.get("retries"), f"{name}.retries")
     check_fields(spec.get("dataset"), DATASET_FIELDS, f"{name}.dataset")
     if not (spec.get("dataset") or {}).get("train"):
         raise MvpError(f"{name}.dataset.train: required (the training parquet on shared storage)")

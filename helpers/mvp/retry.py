@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from . import fsutil, resumed
 from .errors import MvpError
 from .nightly import metrics
 
@@ -72,6 +72,13 @@ def resume_point(jobs: Path, sid: str) -> str:
     status = result.get("status")
     if status not in RETRIED:
         raise MvpError(f"job {sid} ended {status}: only a FAILED or LOST job is retried")
+    earlier = _before(jobs, sid)
+    went_on = resumed.check(jobs, sid, earlier)
+    # A resumption that trained but not from where it should have (wrong first
+    # step, other prompts): going on from its checkpoints would compound it.
+    if went_on and went_on["passed"] is False and resumed.logged_steps(jobs / sid):
+        raise MvpError(f"job {sid} ended {status} and did not go on as resumed: {went_on['evidence']}; "
+                       "the chain stops here")
     own = own_checkpoint(jobs, sid)
     if own:
         return own
@@ -81,7 +88,7 @@ def resume_point(jobs: Path, sid: str) -> str:
                        "nothing to go on from; lower trainer.save_freq to keep more of a run")
     here = last_step(jobs, sid)
     for earlier in chain(jobs, sid):
-        if earlier == sid or _resumed_from(jobs, earlier) != before:
+        if earlier == sid or resumed_from(jobs, earlier) != before:
             continue
         if own_checkpoint(jobs, earlier) is None and last_step(jobs, earlier) == here:
             where = f"at step {here}" if here is not None else "before its first step"
@@ -90,9 +97,44 @@ def resume_point(jobs: Path, sid: str) -> str:
     return before
 
 
-def _resumed_from(jobs: Path, sid: str) -> str:
+def _before(jobs: Path, sid: str) -> list:
+    """The ids of sid's chain before it, oldest first."""
+    ids = chain(jobs, sid)
+    return ids[:ids.index(sid)] if sid in ids else []
+
+
+def resumed_main(args, settings) -> int:
+    """`resumed ID`: the check as one JSON line; exit 1 when it failed."""
+    import json
+    jobs = settings.jobs_dir
+    result = resumed.check(jobs, args.submission_id, _before(jobs, args.submission_id))
+    print(json.dumps(result))
+    return 1 if result and result["passed"] is False else 0
+
+
+def resumed_from(jobs: Path, sid: str) -> str:
+    """The job's back link, JOB/global_step_N ("" for a job resumed from nothing)."""
     spec = fsutil.read_json(jobs / sid / "config" / "job_spec.json", {}) or {}
     return (spec.get("resolved") or {}).get("resumed_from") or ""
+
+
+def chain_of(jobs: Path, sid: str) -> list:
+    """The ids of sid's retry chain, first to last ([sid] when it has none),
+    for 50_status and the nightly's report. The forward links are the
+    retries' names (<first>-r1, -r2, ...: a few stats, never a directory
+    listing); each retry must name its checkpoint (resolved.resumed_from), so
+    a job merely called like one is no link."""
+    m = RETRY_ID.match(sid)
+    first = m.group("first") if m and resumed_from(jobs, sid) and (jobs / m.group("first")).is_dir() else sid
+    ids = [first]
+    while (jobs / f"{first}-r{len(ids)}").is_dir() and resumed_from(jobs, f"{first}-r{len(ids)}"):
+        ids.append(f"{first}-r{len(ids)}")
+    return ids
+
+
+def chain_text(ids: list) -> str:
+    """`<first> -> -r1 -> -r2`."""
+    return " -> ".join([ids[0], *(i[len(ids[0]):] for i in ids[1:])])
 
 
 def main(args, settings) -> int:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import cluster, fsutil, jobdir, progress
+from .retry import chain_of, chain_text, resumed_from
 from .dashboard import Dashboard
 from .settings import Settings
 
@@ -50,6 +51,32 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
     return ordered[:limit]
 
 
+def fold_chains(jobs: Path, rows: list) -> list:
+    """One row per retry chain, where its newest attempt stands, with that
+    attempt's status (the chain's final one) and every attempt linked both
+    ways: resumed_from as each retry recorded it, resumed_by from the names."""
+    out, done = [], set()
+    by_id = {r["submission_id"]: r for r in rows}
+    for row in rows:
+        sid = row["submission_id"]
+        if sid in done:
+            continue
+        ids = chain_of(jobs, sid)
+        done.update(ids)
+        if len(ids) == 1:
+            out.append(row)
+            continue
+        attempts = []
+        for i, a in enumerate(ids):
+            status = (by_id.get(a) or {}).get("status") or (fsutil.read_json(jobs / a / "result.json") or {}).get("status")
+            attempts.append({"submission_id": a, "status": status, "resumed_from": resumed_from(jobs, a) or None,
+                             "resumed_by": ids[i + 1] if i + 1 < len(ids) else None})
+        last = by_id.get(ids[-1]) or dict(row, submission_id=ids[-1], status=attempts[-1]["status"])
+        first = by_id.get(ids[0]) or {}
+        out.append(dict(last, chain=attempts, start_time=first.get("start_time") or last.get("start_time")))
+    return out
+
+
 def collect(settings: Settings, dash: Dashboard) -> dict:
     up = dash.alive()
     report = {"cluster": {"name": settings.cluster_name, "up": up, "dashboard": dash.url, "ok": False,
@@ -67,7 +94,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
                 live[sid] = _row_from_ray(job, ips, head_ids)
                 jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     job_dirs, archived = jobdir.newest(settings.jobs_dir, RECENT_JOBS)
-    report["jobs"] = recent_jobs(settings.jobs_dir, archived, live, RECENT_JOBS)
+    report["jobs"] = fold_chains(settings.jobs_dir, recent_jobs(settings.jobs_dir, archived, live, RECENT_JOBS))
     for j in report["jobs"]:
         if j.get("status") == "RUNNING":
             # From the log its node keeps in the job directory: no Ray call.
@@ -102,10 +129,12 @@ def render(report: dict) -> str:
         on_head = "-" if j.get("driver_on_head") is None else ("YES" if j["driver_on_head"] else "no")
         # Jobs of the other clusters that share the root say whose they are.
         other = j.get("cluster") not in (None, c["name"])
-        lines.append(f"  {j['submission_id']:<44} {j.get('status') or '-':<10} {j.get('workload') or '-':<8} "
+        shown = chain_text([a["submission_id"] for a in j["chain"]]) if j.get("chain") else j["submission_id"]
+        lines.append(f"  {shown:<44} {j.get('status') or '-':<10} {j.get('workload') or '-':<8} "
                      f"{j.get('driver_node_ip') or '-':<15} {on_head:<7} {_fmt_ms(j.get('start_time'))}"
                      + (f"  (cluster {j['cluster']})" if other else "")
-                     + (f"  [{progress.text(j['progress'])}]" if j.get("progress") else ""))
+                     + (f"  [{progress.text(j['progress'])}]" if j.get("progress") else "")
+                     + (f"  (attempts {' -> '.join(a['status'] or '-' for a in j['chain'])})" if j.get("chain") else ""))
     if not report["jobs"]:
         lines.append("  (none)")
     u = report["shared_root"]

@@ -6,12 +6,12 @@
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
 # --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
-# from MVP_ARGS; prints the submission id last on stdout (with --retry, each
-# job's id, the last job's last).
+# from MVP_ARGS (--retry overrides the JobSpec's `retries`); prints the
+# submission id last on stdout (with retries, each job's id, the last job's last).
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
-  local wait=0 retries=0
+  local wait=0 retries=""
   set -- "$@" "${MVP_ARGS[@]}"
   while (($#)); do
     case $1 in
@@ -30,7 +30,7 @@ mvp::submit() {
     shift
   done
   ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
-  ((retries == 0 || wait)) || mvp::die "--retry resumes a job that failed, which only --wait sees; add --wait"
+  ((${retries:-0} == 0 || wait)) || mvp::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
     [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
   done
@@ -40,6 +40,7 @@ mvp::submit() {
   local rc=0 id first from attempt
   mvp::submit_once "$spec" "$cfg" "$wait" "${args[@]}" || rc=$?
   first=$SUBMITTED_ID
+  [[ -n $retries ]] || retries=$(mvp::spec_retries "$first" "$wait")
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
     # Only a job Ray took and that then failed goes on (an id was printed).
     id=$SUBMITTED_ID
@@ -72,6 +73,20 @@ mvp::submit_once() {
   # job (the helper's ERROR line says what).
   [[ -z $out ]] || printf '%s\n' "$out"
   return "$rc"
+}
+
+# mvp::spec_retries ID WAIT: the `retries` of the JobSpec job ID was
+# submitted with (validated, kept in its job_spec.json); 0 without --wait,
+# which alone sees a failure (said once, on stderr).
+mvp::spec_retries() {
+  local n
+  n=$(jq -r '.input.retries // 0' "$MVP_HOST_SHARED_DIR/jobs/$1/config/job_spec.json" 2>/dev/null) || n=0
+  [[ $n =~ ^[0-9]+$ ]] || n=0
+  if ((n > 0 && !$2)); then
+    mvp::warn "the JobSpec asks for retries: $n, which only --wait sees; job $1 will not be retried"
+    n=0
+  fi
+  echo "$n"
 }
 
 # mvp::job_status ID: the status result.json archived for the job ("" if none).

@@ -19,6 +19,31 @@ setup_file() {
   # A reward function that raises: its error happens inside verl's reward worker (a Ray actor).
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n    raise ValueError("mvp-test: this reward function always fails")\n' \
     >"$SHARED_ROOT/user/code/broken_reward.py"
+  # A reward function that fails once: in verl's reward worker, on every
+  # sample of the first attempt's 4th step (after 3 steps x 8 prompts x 4
+  # responses; verl 0.9.1's agent loop drops a sample whose reward raises and
+  # trains on, so one failing sample is not enough), never in another Ray job
+  # (the marker it leaves beside itself names the job that failed).
+  cat >"$SHARED_ROOT/user/code/fails_once.py" <<'PY'
+import fcntl, os
+import ray
+HERE = os.path.dirname(os.path.abspath(__file__))
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    job = ray.get_runtime_context().get_job_id()
+    with open(os.path.join(HERE, "fails_once.count"), "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.write("x")
+        f.flush()
+        calls = os.path.getsize(f.name)
+        marker = os.path.join(HERE, "fails_once.job")
+        if calls > 3 * 8 * 4 and not os.path.exists(marker):
+            with open(marker, "w") as m:
+                m.write(job)
+        failing = os.path.exists(marker) and open(marker).read() == job
+    if failing:
+        raise ValueError("mvp-test: failing once, at step 4")
+    return 0.0
+PY
 }
 
 teardown_file() {
@@ -44,6 +69,15 @@ step_metric() { steps_json "$1" | jq -r --argjson s "$2" --arg k "$3" '.[] | sel
 
 # steps ID: the step numbers of verl's metric lines, in order.
 steps() { steps_json "$1" | jq -r '[.[].step] | map(tostring) | join(" ")'; }
+
+# resumed_check ID: the check `resumed` of job ID (helpers/mvp/resumed.py), as JSON.
+resumed_check() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import json, sys
+from pathlib import Path
+from mvp import resumed, retry
+jobs = Path(sys.argv[1])
+print(json.dumps(resumed.check(jobs, sys.argv[2], retry._before(jobs, sys.argv[2]))))' "$SHARED_ROOT/jobs" "$1"
+}
 
 assert_real_verl_ran() {
   local id=$1 log
@@ -138,6 +172,41 @@ assert_real_verl_ran() {
   assert_output "4"
   [[ -s $SHARED_ROOT/jobs/$id/checkpoints/global_step_4/actor/model_world_size_2_rank_0.pt ]]
   [[ ! -e $SHARED_ROOT/jobs/$old/checkpoints/global_step_4 ]]
+}
+
+@test "--retry 1 on real GRPO that fails at step 4 after global_step_2: the retry resumes from it, logs step 3 first, trains step 3's prompts again (check resumed), SUCCEEDED; the failed job's directory unchanged" {
+  local t0=$SECONDS
+  # verl dumps each step's prompts into the job's own checkpoint directory (the interpolation is verl's).
+  # shellcheck disable=SC2016  # the ${...} is for verl (Hydra), not bash
+  run --separate-stderr mvp_script 41_submit_grpo_epoch1 --wait --retry 1 --reward-fn user/code/fails_once.py \
+    --override trainer.total_training_steps=4 --override 'trainer.rollout_data_dir=${trainer.default_local_dir}/rollouts'
+  echo "# retry test: chain ended after $((SECONDS - t0)) s" >&3
+  assert_success
+  local id first
+  id=$(last_line)
+  first=${id%-r1}
+  [[ $id == "$first-r1" && $(printf '%s\n' "$output" | head -n 1) == "$first" ]]
+  run job_json "$first" result.json .status
+  assert_output FAILED
+  grep -q "mvp-test: failing once, at step 4" "$(driver_log "$first")"
+  run steps "$first"
+  assert_output "1 2 3"
+  run job_json "$id" config/job_spec.json .resolved.resumed_from
+  assert_output "$first/global_step_2"
+  assert_real_verl_ran "$id"
+  grep -q "Resuming from $SHARED_ROOT/jobs/$first/checkpoints/global_step_2" "$(driver_log "$id")"
+  run steps "$id"
+  assert_output "3 4"
+  # The check, on verl's own output: first step 3, and step 3's prompts are the first job's step 3 prompts.
+  run resumed_check "$id"
+  assert_success
+  jq -e --arg f "$first" '.passed == true and (.evidence | startswith("first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 32 samples of step 3 are those \($f) trained at step 3"))' <<<"$output"
+  # The failed job's directory: nothing in it changed once its retry existed; no forward link written into it.
+  [[ -z $(find "$SHARED_ROOT/jobs/$first" -newer "$SHARED_ROOT/jobs/$id/config/job_spec.json" -type f) ]]
+  run ls "$SHARED_ROOT/jobs/$first/checkpoints"
+  assert_output $'global_step_2\nlatest_checkpointed_iteration.txt\nrollouts'
+  [[ ! -e $SHARED_ROOT/jobs/$first/checkpoints/rollouts/4.jsonl ]]
+  [[ $(jq 'has("resumed_by")' "$SHARED_ROOT/jobs/$first/result.json") == false ]]
 }
 
 @test "40 PPO trains an actor and a critic (GAE): verl's value loss, critic checkpoints beside the actor's" {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import fsutil
 from .history import FIGURES, figures
-from .report import page, verdict
+from .report import attempt_links, page, verdict
 
 W, H, PAD, BOTTOM = 420, 200, 44, 36
 CHARTED = ("step_s", "throughput", "final_score", "final_loss", "peak_memory_gb", "duration_s")
@@ -20,6 +20,7 @@ def _entry(job: dict) -> dict:
     regression = next((c for c in job["checks"] if c["name"] == "regression"), {})
     return {"status": job["status"], "duration_s": job["duration_s"], "throughput": job["metrics"]["mean_throughput"],
             "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False],
+            "submission_id": job.get("submission_id"), "attempts": job.get("attempts") or [],
             "figures": {**figures(job), "duration_s": job["duration_s"]},
             "judged": {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
                        for v in regression.get("figures", []) if v.get("regressed") is not None}}
@@ -95,7 +96,9 @@ def _cell(entry) -> str:
     duration = "" if entry["duration_s"] is None else f" {entry['duration_s']:.1f}s"
     failed = entry.get("failed_checks") or []
     checks = f" <span class=\"fail\">{escape(', '.join(failed))}</span>" if failed else ""
-    return f"<td>{escape(str(entry['status']))}{duration}{checks}</td>"
+    # A retried job: its chain, each attempt linked to its job directory.
+    chain = f"<br>{attempt_links(entry, '../jobs')}" if entry.get("attempts") else ""
+    return f"<td>{escape(str(entry['status']))}{duration}{checks}{chain}</td>"
 
 
 def render(history: list, regressions: Path) -> str:

@@ -3,7 +3,7 @@ with the evidence it was decided on, read from the job directory alone."""
 import re
 from pathlib import Path
 
-from .. import bundle, fsutil
+from .. import bundle, fsutil, resumed, retry
 from . import metrics
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
@@ -67,7 +67,9 @@ def check_metrics_parsed(summary: dict, status: str) -> dict:
                   f"no step line in the driver log; the job ended {status}")
 
 
-def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, status: str) -> dict:
+def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, status: str, start: int = 1) -> dict:
+    """start: the first step this job trained (a resumed job saves from the
+    checkpoint's next step on; the ones before are its chain's)."""
     save_freq = _int(overrides.get("trainer.save_freq"), -1)
     root = Path(overrides.get("trainer.default_local_dir", jd / "checkpoints"))
     present = sorted(_int(p.name.split("_")[-1], -1) for p in root.glob("global_step_*")) if root.is_dir() else []
@@ -78,7 +80,7 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
         # The metric lines did not parse (metrics_parsed says so): judge the
         # policy against the last step verl says it saved.
         steps, steps_from = latest_value, "steps (from latest_checkpointed_iteration)"
-    multiples = {s for s in range(1, steps + 1) if save_freq > 0 and s % save_freq == 0}
+    multiples = {s for s in range(start, steps + 1) if save_freq > 0 and s % save_freq == 0}
     finished = status == "SUCCEEDED"
     expected = set(multiples)
     if finished and steps and (save_freq > 0 or workload == "sft"):
@@ -151,18 +153,35 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
     ids = [j.get("submission_id") for j in plan["jobs"]]
+    jobs = shared_root / "jobs"
+    chain = retry.chain_of(jobs, sid)
+    chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
+    from_step = resumed.checkpoint_step(retry.resumed_from(jobs, sid)) or 0
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
         check_job_dir(jd, sid, spec, ids),
         check_metrics_parsed(summary, result.get("status")),
-        check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status")),
+        check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status"), from_step + 1),
         check_inputs_persisted(plan.get("prepare"), overrides, str(shared_root)),
         check_import_source(log_text, spec),
         check_succeeded(result, float(plan["job_timeout_s"])),
     ]
-    return {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
-            "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary}
+    went_on = resumed.check(jobs, sid, chain[:-1])
+    if went_on:
+        checks.append(went_on)
+    out = {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
+           "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary}
+    if len(chain) > 1:
+        out["attempts"] = attempts(jobs, chain)
+    return out
+
+
+def attempts(jobs: Path, chain: list) -> list:
+    """A retried job's chain, first to last: each attempt's status and links."""
+    return [{"submission_id": a, "status": (fsutil.read_json(jobs / a / "result.json", {}) or {}).get("status"),
+             "resumed_from": retry.resumed_from(jobs, a) or None, "resumed_by": chain[i + 1] if i + 1 < len(chain) else None}
+            for i, a in enumerate(chain)]
 
 
 def summary_line(report: dict) -> str:

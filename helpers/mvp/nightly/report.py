@@ -12,6 +12,28 @@ def _failed(job: dict) -> list:
     return [c["name"] for c in job["checks"] if c["passed"] is False]
 
 
+def shown_id(job: dict) -> str:
+    """The submission id, or a retried job's chain: `<first> -> -r1 -> -r2`."""
+    ids = [a["submission_id"] for a in job.get("attempts") or []]
+    if not ids:
+        return job["submission_id"] or "-"
+    return " -> ".join([ids[0], *(i[len(ids[0]):] for i in ids[1:])])
+
+
+def attempt_links(job: dict, to_jobs: str) -> str:
+    """HTML: the submission id, or each attempt of a chain linked to its job
+    directory (to_jobs: the jobs directory relative to the page)."""
+    chain = job.get("attempts") or []
+    if not chain:
+        return f"<code>{escape(job['submission_id'] or '-')}</code>"
+    first = chain[0]["submission_id"]
+    return " &rarr; ".join(
+        f"<a href=\"{escape(to_jobs)}/{escape(a['submission_id'])}/\" title=\"{escape(str(a['status']))}"
+        f"{escape(', resumed from ' + a['resumed_from'] if a.get('resumed_from') else '')}\">"
+        f"<code>{escape(a['submission_id'] if i == 0 else a['submission_id'][len(first):])}</code></a>"
+        f" {escape(str(a['status']))}" for i, a in enumerate(chain))
+
+
 def word(passed) -> str:
     """A check's verdict: passed is True, False, or None (not judged yet)."""
     return "NOT JUDGED" if passed is None else "PASS" if passed else "FAIL"
@@ -27,11 +49,15 @@ def markdown(report: dict) -> str:
               "|---|---|---|---|---|---|---|---|---|"]
     for j in report["jobs"]:
         m = j["metrics"]
-        lines.append(f"| {j['name']} | {j['submission_id'] or '-'} | {j['status']} | {_fmt(j['duration_s'], 1)} | "
+        lines.append(f"| {j['name']} | {shown_id(j)} | {j['status']} | {_fmt(j['duration_s'], 1)} | "
                      f"{m['steps']} | {_fmt(m['mean_step_s'], 3)} | {_fmt(m['mean_throughput'], 1)} | "
                      f"{_fmt(m['sps'], 1)} | {', '.join(_failed(j)) or 'none'} |")
     for j in report["jobs"]:
         lines += ["", f"## {j['name']} ({j['submission_id'] or 'not submitted'})", ""]
+        for a in j.get("attempts") or []:
+            lines.append(f"- attempt {a['submission_id']}: {a['status']}"
+                         + (f", resumed from {a['resumed_from']}" if a.get("resumed_from") else "")
+                         + (f", resumed by {a['resumed_by']}" if a.get("resumed_by") else ""))
         for c in j["checks"]:
             lines.append(f"- {word(c['passed'])} {c['name']}: {c['evidence']}")
     lines += ["", report["summary"], ""]
@@ -56,7 +82,7 @@ def verdict(passed) -> str:
 
 def html(report: dict) -> str:
     rows = "".join(
-        f"<tr><td>{escape(j['name'])}</td><td><code>{escape(j['submission_id'] or '-')}</code></td>"
+        f"<tr><td>{escape(j['name'])}</td><td>{attempt_links(j, '../../jobs')}</td>"
         f"<td>{escape(str(j['status']))}</td><td>{_fmt(j['duration_s'], 1)}</td><td>{j['metrics']['steps']}</td>"
         f"<td>{_fmt(j['metrics']['mean_step_s'], 3)}</td><td>{_fmt(j['metrics']['mean_throughput'], 1)}</td>"
         f"<td>{_fmt(j['metrics']['sps'], 1)}</td><td>{verdict(not _failed(j))} {escape(', '.join(_failed(j)))}</td></tr>"

@@ -14,7 +14,9 @@ def run_dirs(regressions: Path) -> list:
 
 def _job_ids(run_dir: Path) -> set:
     report = fsutil.read_json(run_dir / "report.json") or fsutil.read_json(run_dir / "plan.json") or {}
-    return {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
+    ids = {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
+    # A retried job's earlier attempts go (or stay) with it.
+    return ids | {a["submission_id"] for j in report.get("jobs", []) for a in j.get("attempts") or []}
 
 
 def _is_of(run_dir: Path, cluster: str) -> bool:
