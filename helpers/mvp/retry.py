@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from . import fsutil, kv
 from .errors import MvpError
 from .nightly import metrics
 
@@ -96,5 +96,5 @@ def _resumed_from(jobs: Path, sid: str) -> str:
 
 
 def main(args, settings) -> int:
-    print(resume_point(settings.jobs_dir, args.submission_id))
+    kv.emit(("resume_from", resume_point(settings.jobs_dir, args.submission_id)))
     return 0
