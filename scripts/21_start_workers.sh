@@ -14,7 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 main() {
   mvp::init "$@"
   mvp::ray_running_in "$MVP_HEAD_NODE" || mvp::die "the Ray head is not running; run scripts/20_start_head.sh first"
-  local i node ip old_ids="" pid failed=0
+  local i node ip old_ids="" out pid failed=0
+  local -A answer=()
   local -a starting=() pids=() down=()
   for node in "${MVP_NODES[@]:1}"; do mvp::rt::node_is_up "$node" || down+=("$node"); done
   if ((${#down[@]})); then
@@ -36,7 +37,9 @@ main() {
   # The head may still list a dead raylet at these addresses for a while;
   # their ids tell the wait below not to count them.
   # shellcheck disable=SC2086  # one address per word
-  old_ids=$(mvp::helper node-ids $ip)
+  out=$(mvp::helper node-ids $ip)
+  mvp::kv::read answer <<<"$out" || mvp::die "the helper's node-ids answer: $MVP_KV_ERROR"
+  old_ids=${answer[node_ids]:-}
   # Each `ray start` is a second or more of Python start-up: in parallel.
   for i in "${starting[@]}"; do
     node=${MVP_NODES[$i]}

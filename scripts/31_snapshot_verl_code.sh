@@ -4,8 +4,9 @@
 # mvp_marker.py (MARKER = "<CODE_ID>") and MANIFEST.json. Jobs pick a
 # snapshot through PYTHONPATH, so several verl versions share one cluster.
 #
-# Usage: CODE_ID=<id> scripts/31_snapshot_verl_code.sh [--runtime ...] [--config FILE] [--help]
+# Usage: CODE_ID=<id> scripts/31_snapshot_verl_code.sh [--porcelain] [--runtime ...] [--config FILE] [--help]
 #   CODE_ID empty: git-<commit> for a clean git tree, else src-<content hash>.
+#   --porcelain  print code_id=ID (a key=value line, for programs) instead
 # Prints the code id on stdout.
 # Safe to re-run: the same content under the same id is a SKIP; other content
 # under an existing id is refused (snapshots are immutable). Files unchanged
@@ -16,13 +17,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
   mvp::init "$@"
+  local porcelain=0
+  [[ ${MVP_ARGS[0]:-} == --porcelain ]] && { porcelain=1; MVP_ARGS=("${MVP_ARGS[@]:1}"); }
   ((${#MVP_ARGS[@]} == 0)) || mvp::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
   local -a args=(snapshot)
   if [[ $MVP_DRY_RUN == 1 ]]; then
     mvp::run mvp::helper "${args[@]}"
     return 0
   fi
-  mvp::helper "${args[@]}"
+  local out
+  local -A answer=()
+  # A refusal is the helper's one ERROR line: nothing to add to it.
+  out=$(mvp::helper "${args[@]}") || exit
+  mvp::kv::read answer <<<"$out" || mvp::die "the helper's snapshot answer: $MVP_KV_ERROR"
+  if ((porcelain)); then mvp::kv::emit code_id "${answer[code_id]}"; else printf '%s\n' "${answer[code_id]}"; fi
 }
 
 main "$@"

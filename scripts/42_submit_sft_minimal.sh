@@ -9,7 +9,8 @@
 #   --override  one more trainer override (repeatable), e.g. trainer.total_training_steps=5
 #   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
 #               checkpoint in a new job, at most N times, until one makes no progress
-# Prints the submission id as the last line on stdout.
+# Prints the submission id as the last line on stdout (--porcelain: as a
+# submission_id=ID line, key=value for programs).
 # Every run submits a new job with a new id and a new job directory.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

@@ -12,7 +12,8 @@
 #   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
 #               checkpoint in a new job, at most N times, until one makes no progress
 #   --dry-run   validate and print the job_spec.json and command; submit nothing
-# Prints the submission id as the last line on stdout.
+# Prints the submission id as the last line on stdout (--porcelain: as a
+# submission_id=ID line, key=value for programs).
 # Never overwrites: an id that exists (in Ray or as a directory) is refused.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

@@ -10,7 +10,8 @@
 # (--queue: wait for them, at most MVP_JOB_TIMEOUT s). --retry N (with --wait):
 # a job that ends FAILED or LOST goes on from its chain's newest checkpoint in
 # a new job, at most N times, until one makes no progress.
-# Prints the submission id as the last line on stdout. Never overwrites a job.
+# Prints the submission id as the last line on stdout (--porcelain: as a
+# submission_id=ID line, key=value for programs). Never overwrites a job.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"

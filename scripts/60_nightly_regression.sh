@@ -87,19 +87,27 @@ run_steps() {
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
   mvp::helper nightly inputs --run-dir "$RUN_DIR_NODE" --phase after
   mvp::log "step 31_snapshot_verl_code"
-  CODE_USED=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" | tail -n 1) || { FAILED_STEP=31_snapshot_verl_code; return 1; }
+  local -A answer=()
+  local out
+  if ! out=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain) || ! mvp::kv::read answer <<<"$out"; then
+    FAILED_STEP=31_snapshot_verl_code
+    return 1
+  fi
+  CODE_USED=${answer[code_id]:-}
   export CODE_ID=$CODE_USED
 
   # Every job asks for all the cluster's GPUs, and verl checks FREE GPUs and
   # fails rather than queue: one job after another, each waited for at most
   # MVP_JOB_TIMEOUT seconds from its own submission.
-  local job out
+  local job
   for job in "${JOBS[@]}"; do
     job_overrides "$job"
     mvp::log "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
-    # The submit script prints the id last once Ray has the job, whatever the job's end.
-    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --wait "${OVERRIDES[@]}") || true
-    IDS[$job]=$(tail -n 1 <<<"$out")
+    # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
+    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait "${OVERRIDES[@]}") || true
+    answer=()
+    mvp::kv::read answer <<<"$out" || mvp::warn "$job: the submit script's answer: $MVP_KV_ERROR"
+    IDS[$job]=${answer[submission_id]:-}
   done
 }
 
@@ -158,7 +166,8 @@ main() {
   # The run directory as the node that runs the helper sees it.
   RUN_DIR_NODE=$SHARED_ROOT/${RUN_DIR#"$MVP_HOST_SHARED_DIR"/}
   run_steps || true
-  local summary rc=0 job
+  local summary rc=0 job out
+  local -A verdict=()
   local -a judged=()
   for job in "${JOBS[@]}"; do judged+=(--job "$job=${IDS[$job]:-}"); done
   # The head's host name as its submissions record it: the node's name on
@@ -167,8 +176,10 @@ main() {
   head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
   # Retention first, so the index written by the judge shows pruned nights as such.
   mvp::helper nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
-  summary=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
+  out=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
     --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || rc=$?
+  mvp::kv::read verdict <<<"$out" || mvp::warn "the judge's answer: $MVP_KV_ERROR"
+  summary=${verdict[summary]:-}
   mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   mvp::helper notify --run-dir "$RUN_DIR" || mvp::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"

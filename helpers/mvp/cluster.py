@@ -2,6 +2,7 @@
 import time
 from typing import Iterable, Optional
 
+from . import kv
 from .dashboard import Dashboard
 from .errors import MvpError
 from .settings import Settings
@@ -103,6 +104,6 @@ def wait_main(args, settings: Settings) -> int:
 
 
 def node_ids_main(args, settings: Settings) -> int:
-    """`node-ids`: the alive node ids at these addresses, comma separated."""
-    print(",".join(node_ids_at(Dashboard(settings.dashboard_url, timeout=5), args.ips)))
+    """`node-ids`: node_ids=the alive node ids at these addresses, comma separated."""
+    kv.emit(("node_ids", ",".join(node_ids_at(Dashboard(settings.dashboard_url, timeout=5), args.ips))))
     return 0

@@ -3,8 +3,10 @@
 Run by 00_prereq_check.sh as a file (stdlib only: it must run in an image that
 lacks every package it looks for):
   python3 image_check.py --requirements helpers/requirements.txt --verl-src DIR --image NAME
-Prints one `PROBLEM: ...` line per problem, each saying what to install or
-which image to use, and exits 1; else one summary line and exit 0.
+Prints one `problem_N=...` line per problem (N = 1, 2, ...), each saying
+what to install or which image to use, and exits 1; else one `summary=...`
+line and exits 0 (key=value lines of helpers/mvp/kv.py, which the host
+reads back with mvp::kv::read).
 """
 import argparse
 import importlib.metadata
@@ -14,6 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
+
+try:  # run as a file (in the image): kv.py sits beside it
+    from . import kv
+except ImportError:
+    import kv
 
 # Distribution names whose module is named otherwise.
 MODULES = {"pyyaml": "yaml", "hydra-core": "hydra"}
@@ -84,13 +91,12 @@ def main() -> int:
             problems += check_module(dist, version, args.image)
     verl_problems, verl_file = check_verl(args.verl_src, args.image)
     problems += verl_problems
-    for problem in problems:
-        print(f"PROBLEM: {problem}")
     if problems:
+        kv.emit(*((f"problem_{n}", problem) for n, problem in enumerate(problems, 1)))
         return 1
     names = ", ".join(sorted(want))
-    print(f"ray {importlib.metadata.version('ray')} and {names} import"
-          + (f"; verl imports from {verl_file}" if verl_file else ""))
+    kv.emit(("summary", f"ray {importlib.metadata.version('ray')} and {names} import"
+             + (f"; verl imports from {verl_file}" if verl_file else "")))
     return 0
 
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, resumed
+from . import fsutil, kv, resumed
 from .errors import MvpError
 from .nightly import metrics
 
@@ -138,5 +138,5 @@ def chain_text(ids: list) -> str:
 
 
 def main(args, settings) -> int:
-    print(resume_point(settings.jobs_dir, args.submission_id))
+    kv.emit(("resume_from", resume_point(settings.jobs_dir, args.submission_id)))
     return 0

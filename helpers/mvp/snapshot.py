@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, log, workloads
+from . import fsutil, kv, log, workloads
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -165,5 +165,5 @@ def derive_preflight_facts(target: Path, settings) -> None:
 def main(args, settings) -> int:
     target = create(settings.verl_src, settings.shared_root, settings.code_id)
     derive_preflight_facts(target, settings)
-    print(target.name)
+    kv.emit(("code_id", target.name))
     return 0

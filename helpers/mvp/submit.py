@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import admission, bundle, fsutil, gpus, jobdir, jobspec, log, profile, redact
+from . import admission, bundle, fsutil, gpus, jobdir, jobspec, kv, log, profile, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -163,7 +163,7 @@ def main(args, settings) -> int:
                                                                               settings)
     job_dir = plan.job_dir
     # Ray runs the job from here on: whatever fails now, its id is printed.
-    print(plan.submission_id, flush=True)
+    kv.emit(("submission_id", plan.submission_id))
     event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
              "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
     if bundle_errors:

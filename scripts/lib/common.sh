@@ -6,13 +6,14 @@
 #   config.sh  settings and precedence     helper.sh  where `python -m mvp` runs
 #   ray.sh     `ray start` and Ray checks  submit.sh  submitting a JobSpec
 #   steps.sh   the bring-up sequence       runtime_<name>.sh  the nodes (see docs/ARCHITECTURE.md)
+#   kv.sh      key=value results a program reads (the output contract)
 
 MVP_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MVP_DRY_RUN=${MVP_DRY_RUN:-0}
 # cron gives PATH=/usr/bin:/bin; the tools we call also live in these.
 PATH="$PATH:/usr/local/bin:/usr/sbin:/sbin"
 
-for _mvp_lib in log run config helper ray submit steps; do
+for _mvp_lib in log kv run config helper ray submit steps; do
   # shellcheck source=log.sh
   source "$MVP_REPO/scripts/lib/$_mvp_lib.sh"
 done

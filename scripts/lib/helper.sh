@@ -63,6 +63,7 @@ mvp::helper() {
     mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@" || helper_rc=$?
   fi
   # Exit 1 is the helper's clean answer (its one ERROR line, or a verdict
-  # such as "cluster DOWN"): mvp::on_err knows this line and adds nothing.
+  # such as "cluster DOWN"): mvp::on_err adds nothing to it.
+  mvp::reported "$helper_rc"
   return "$helper_rc"
 }

@@ -13,18 +13,29 @@ mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 # An unexpected failure names the command and where it failed; expected
 # failures go through mvp::die (or the helper's ERROR line) with a message of
 # their own.
+# Decided by exit code and call site, never by the command's text: a call
+# that returned 1 after its own ERROR line was printed (mvp::reported, as
+# mvp::helper does for the helper's clean answer) gets nothing added; any
+# other failure, and a crash (other codes) of that call, gets the frames.
 mvp::on_err() {
   local rc=$? i
-  # The helper's clean answer (exit 1) said all there is; a crash (other
-  # codes) gets the frames.
-  # shellcheck disable=SC2016  # the text of mvp::helper's last line
-  [[ $BASH_COMMAND == 'return "$helper_rc"' && $rc == 1 ]] && return 0
+  [[ $rc == 1 && ${MVP_REPORTED_AT:-} == "${BASH_SOURCE[1]:-}:${BASH_LINENO[0]}" ]] && return 0
   printf 'ERROR: command failed (exit %s): %s\n' "$rc" "$BASH_COMMAND" >&2
   for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
     printf '  at %s (%s:%s)\n' "${FUNCNAME[$i]}" "${BASH_SOURCE[$i]##*/}" "${BASH_LINENO[$((i - 1))]}" >&2
   done
 }
 trap mvp::on_err ERR
+
+# mvp::reported RC: called by a function just before it returns RC; when
+# RC is 1 (a failure whose ERROR line is already out), marks the line that
+# called that function, so mvp::on_err adds nothing when the call fails
+# there. Any other RC clears the mark.
+mvp::reported() {
+  MVP_REPORTED_AT=""
+  [[ $1 == 1 ]] && MVP_REPORTED_AT="${BASH_SOURCE[2]:-}:${BASH_LINENO[1]}"
+  return 0
+}
 
 # Prints the calling script's header comment (its usage), without the '# '.
 mvp::usage() {

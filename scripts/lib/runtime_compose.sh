@@ -163,25 +163,34 @@ mvp::rt::prereq_image() {
   [[ -d $MVP_VERL_DIR ]] || verl_src=
   local -a cmd=(python3 /workspace/mvp/helpers/mvp/image_check.py --requirements /workspace/mvp/helpers/requirements.txt
     --verl-src "$verl_src" --image "$MVP_IMAGE")
-  local out rc=0
+  # stdout: the check's key=value answer; stderr: whatever else was said
+  # (docker's own error when python3 is not there), kept for the message.
+  local out rc=0 err
+  err=$(mktemp)
   if mvp::rt::node_is_up "$MVP_HEAD_NODE"; then
-    out=$(mvp::rt::exec "$MVP_HEAD_NODE" "${cmd[@]}" 2>&1) || rc=$?
+    out=$(mvp::rt::exec "$MVP_HEAD_NODE" "${cmd[@]}" 2>"$err") || rc=$?
   elif docker image inspect "$MVP_IMAGE" >/dev/null 2>&1; then
     local -a mounts=(-v "$MVP_REPO:/workspace/mvp:ro")
     [[ -d $MVP_VERL_DIR ]] && mounts+=(-v "$MVP_VERL_DIR:/workspace/verl:ro")
-    out=$(docker run --rm --pull=never "${mounts[@]}" "$MVP_IMAGE" "${cmd[@]}" 2>&1) || rc=$?
+    out=$(docker run --rm --pull=never "${mounts[@]}" "$MVP_IMAGE" "${cmd[@]}" 2>"$err") || rc=$?
   else
+    rm -f "$err"
     MVP_PROBLEMS+=("image $MVP_IMAGE is not on this host; docker pull $MVP_IMAGE (MVP_IMAGE: a tag verl's docker/README.md lists)")
     return 0
   fi
-  local line
-  while IFS= read -r line; do
-    [[ $line == PROBLEM:\ * ]] && MVP_PROBLEMS+=("${line#PROBLEM: }")
-  done <<<"$out"
-  if ((rc != 0)) && [[ $out != *PROBLEM:* ]]; then
-    MVP_PROBLEMS+=("the image check could not run in $MVP_IMAGE (exit $rc): ${out##*$'\n'}; the image needs python3 in PATH")
+  local said n=1
+  said=$(<"$err")
+  rm -f "$err"
+  local -A answer=()
+  if ! mvp::kv::read answer <<<"$out"; then
+    MVP_PROBLEMS+=("the image check in $MVP_IMAGE gave no key=value answer ($MVP_KV_ERROR); see helpers/mvp/image_check.py")
+    return 0
+  fi
+  while [[ -n ${answer[problem_$n]:-} ]]; do MVP_PROBLEMS+=("${answer[problem_$n]}"); n=$((n + 1)); done
+  if ((rc != 0 && n == 1)); then
+    MVP_PROBLEMS+=("the image check could not run in $MVP_IMAGE (exit $rc): ${said##*$'\n'}; the image needs python3 in PATH")
   elif ((rc == 0)); then
-    mvp::info "image $MVP_IMAGE: ${out##*$'\n'}"
+    mvp::info "image $MVP_IMAGE: ${answer[summary]:-}"
   fi
 }
 

@@ -273,9 +273,12 @@ mvp::rt::prereq() {
       continue
     fi
     local -A r=()
-    local key value
+    local value
     r=()
-    while IFS='=' read -r key value; do r[$key]=$value; done <"$dir/$i.out"
+    if ! mvp::kv::read r <"$dir/$i.out"; then
+      MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/lib/ssh_probe.sh")
+      continue
+    fi
     [[ ${r[python]:-missing} != missing ]] || MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
     if [[ ${r[ray]:-missing} == missing || ${r[ray_cli]:-missing} == missing ]]; then
       MVP_PROBLEMS+=("$where: ray (python package and CLI) is missing; install ray[default] in the node image or set MVP_SSH_PATH")

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # The probe 00_prereq_check.sh runs in every node of the ssh runtime, sent on
 # ssh's stdin to `sh -s` (POSIX sh: the node's login shell may be dash).
-# Prints KEY=value lines; the host judges them (runtime_ssh.sh).
+# Prints key=value lines (the output contract of kv.sh; POSIX sh has no
+# mvp::kv::emit, so plain echo), which runtime_ssh.sh reads with mvp::kv::read.
 # Arguments: SHARED_ROOT NONCE_FILE NODE_REPO GPUS_NEEDED VERL_SRC [IP:PORT...]
 shared=$1 nonce_file=$2 repo=$3 gpus=$4 verl=$5
 shift 5

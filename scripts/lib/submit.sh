@@ -7,16 +7,19 @@
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
 # --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
 # from MVP_ARGS (--retry overrides the JobSpec's `retries`); prints the
-# submission id last on stdout (with retries, each job's id, the last job's last).
+# submission id last on stdout (with retries, each job's id, the last job's
+# last); with --porcelain, as submission_id=ID lines (mvp::kv::emit) for a
+# program to read with mvp::kv::read.
 mvp::submit() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via") rest=()
-  local wait=0 retries=""
+  local wait=0 retries="" porcelain=0
   set -- "$@" "${MVP_ARGS[@]}"
   while (($#)); do
     case $1 in
       --wait) wait=1 ;;
       --queue) args+=(--queue) ;;
+      --porcelain) porcelain=1 ;;
       --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
       --configured-model) args+=(--configured-model) ;;
       --reward-fn) (($# > 1)) || mvp::die "--reward-fn needs PATH[:NAME]"; args+=(--reward-fn "$2"); shift ;;
@@ -38,7 +41,7 @@ mvp::submit() {
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
   local rc=0 id first from attempt
-  mvp::submit_once "$spec" "$cfg" "$wait" "${args[@]}" || rc=$?
+  mvp::submit_once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" || rc=$?
   first=$SUBMITTED_ID
   [[ -n $retries ]] || retries=$(mvp::spec_retries "$first" "$wait")
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
@@ -46,32 +49,47 @@ mvp::submit() {
     id=$SUBMITTED_ID
     [[ -n $id && $(mvp::job_status "$id") =~ ^(FAILED|LOST)$ ]] || break
     from=$(mvp::helper retry-from "$id") || break
+    local -A answer=()
+    mvp::kv::read answer <<<"$from" || mvp::die "the helper's retry-from answer: $MVP_KV_ERROR"
+    from=${answer[resume_from]:-}
+    [[ -n $from ]] || break
     mvp::log "retry $attempt of $retries: job $id ended $(mvp::job_status "$id"); resuming from $from"
     rc=0
     # Ids are never reused: the chain's jobs are named after its first.
-    mvp::submit_once "$spec" "$cfg" "$wait" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
+    mvp::submit_once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
       rc=$?
   done
   ((rc == 0)) || exit "$rc"
 }
 
-# mvp::submit_once SPEC CFG WAIT HELPER_ARGS...: one submission (and its
-# wait); prints the helper's output (the id last) and sets SUBMITTED_ID.
+# mvp::submit_once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
+# (and its wait); prints the id (PORCELAIN=1: as submission_id=ID) and sets
+# SUBMITTED_ID. Under --dry-run, prints the helper's check (the resolved
+# JobSpec as JSON) instead.
 mvp::submit_once() {
-  local spec=$1 cfg=$2 wait=$3; shift 3
+  local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
   out=$(mvp::helper "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
   SUBMITTED_ID=""
-  [[ -z $out ]] || SUBMITTED_ID=${out##*$'\n'}
-  if ((rc == 0 && wait)) && [[ $MVP_DRY_RUN != 1 ]]; then
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    [[ -z $out ]] || printf '%s\n' "$out"
+    return "$rc"
+  fi
+  # The helper answers submission_id=ID once Ray has the job, also when it
+  # fails after that (its ERROR line says what).
+  local -A answer=()
+  mvp::kv::read answer <<<"$out" || mvp::die "the helper's submit answer: $MVP_KV_ERROR"
+  SUBMITTED_ID=${answer[submission_id]:-}
+  if ((rc == 0 && wait)); then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
     mvp::helper wait "$SUBMITTED_ID" || rc=$?
   fi
-  # The id last on stdout, also when something failed after Ray accepted the
-  # job (the helper's ERROR line says what).
-  [[ -z $out ]] || printf '%s\n' "$out"
+  # The id last on stdout, also when something failed after Ray accepted the job.
+  if [[ -n $SUBMITTED_ID ]]; then
+    if ((porcelain)); then mvp::kv::emit submission_id "$SUBMITTED_ID"; else printf '%s\n' "$SUBMITTED_ID"; fi
+  fi
   return "$rc"
 }
 

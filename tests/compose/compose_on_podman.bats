@@ -126,10 +126,10 @@ assert_job_on_worker() {
   assert_failure
   local ray
   ray=$(sed -n 's/^ray\[default\]==//p' "$MVP_REPO/helpers/requirements.txt")
-  assert_line "PROBLEM: ray $ray in test-image, but the host client is ray 9.9.9 (helpers/requirements.txt); use an image with Ray 9.9.9, or pin ray[default]==$ray in helpers/requirements.txt and run make setup"
-  assert_line --partial "PROBLEM: mvp-absent-package (module mvp_absent_package) is missing in test-image; pip install 'mvp-absent-package' in the image"
-  assert_line --partial "PROBLEM: verl does not import from /private/no-verl in test-image (ModuleNotFoundError: No module named 'verl')"
-  [[ $(grep -c '^PROBLEM: ' <<<"$output") == 3 ]]
+  assert_line "problem_1=ray $ray in test-image, but the host client is ray 9.9.9 (helpers/requirements.txt); use an image with Ray 9.9.9, or pin ray[default]==$ray in helpers/requirements.txt and run make setup"
+  assert_line --partial "problem_2=mvp-absent-package (module mvp_absent_package) is missing in test-image; pip install 'mvp-absent-package' in the image"
+  assert_line --partial "problem_3=verl does not import from /private/no-verl in test-image (ModuleNotFoundError: No module named 'verl')"
+  [[ $(grep -c '^problem_[0-9]*=' <<<"$output") == 3 ]]
 }
 
 @test "30 and 31 in the head: data, model and a code snapshot on the shared mount" {

@@ -1,6 +1,7 @@
 """Each nightly job judged against seed 004's Definition of Done, every check
 with the evidence it was decided on, read from the job directory alone."""
 import re
+import shlex
 from pathlib import Path
 
 from .. import bundle, fsutil, resumed, retry
@@ -30,7 +31,12 @@ def check_submitted_from_head(jd: Path, head_name: str) -> dict:
     submitted = events[-1] if events else {}
     cmd = (jd / "config" / "submit_cmd.txt").read_text(encoding="utf-8") if (jd / "config" / "submit_cmd.txt").is_file() else ""
     host = submitted.get("host")
-    return _check("submitted_from_head", host == head_name and cmd.startswith("ray job submit "),
+    # submit_cmd.txt is shlex.join of the argv (submit.py): read back as argv, not as text.
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:
+        argv = []
+    return _check("submitted_from_head", host == head_name and argv[:3] == ["ray", "job", "submit"],
                   f"submitted from host {host} (head: {head_name}), via {submitted.get('via')}, submit_cmd.txt: {cmd[:60]}...")
 
 

@@ -6,7 +6,8 @@ reports."""
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import fsutil
+from .. import fsutil, kv
+from ..errors import MvpError
 from ..dashboard import Dashboard
 from . import history, index, judge, report, retention
 
@@ -39,7 +40,10 @@ def write_plan(run_dir: Path, args, settings) -> dict:
     before, after = inputs.get("before") or {}, inputs.get("after") or {}
     jobs = []
     for item in args.job:
-        name, _, sid = item.partition("=")
+        try:
+            name, sid = kv.parse_line(item)
+        except ValueError as exc:
+            raise MvpError(f"--job: {exc}; give NAME=SUBMISSION_ID (empty id: the submit script failed)") from None
         jobs.append({"name": name, "submission_id": sid or None,
                      "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
     plan = {"run_id": run_dir.name, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
@@ -79,7 +83,7 @@ def main(args, settings) -> int:
     if args.step == "judge":
         rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
         index.write(regressions, rep)
-        print(rep["summary"])
+        kv.emit(("summary", rep["summary"]))
         return 0 if rep["passed"] else 1
     if args.step == "retention":
         retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5),

@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# The output contract between scripts and helpers. A result a program reads
+# travels on stdout as key=value lines, made by mvp::kv::emit (Python:
+# helpers/mvp/kv.py's emit) and read by mvp::kv::read (Python: kv.parse),
+# never by matching what a person reads, so rewording a message breaks no
+# caller. A key is [a-z][a-z0-9_]*; a value is the rest of its line ('='
+# included, never a newline); a list travels as one value.
+
+# mvp::kv::emit KEY VALUE [KEY VALUE...]: one key=value line per pair.
+mvp::kv::emit() {
+  while (($#)); do
+    (($# > 1)) || mvp::die "mvp::kv::emit: key '$1' has no value"
+    [[ $1 =~ ^[a-z][a-z0-9_]*$ ]] || mvp::die "mvp::kv::emit: '$1' is not a key ([a-z][a-z0-9_]*)"
+    [[ $2 != *$'\n'* ]] || mvp::die "mvp::kv::emit: the value of $1 spans lines; a value is one line"
+    printf '%s=%s\n' "$1" "$2"
+    shift 2
+  done
+}
+
+# mvp::kv::read NAME < LINES: key=value lines into the associative array
+# NAME, which the caller declares (a repeated key: the last one wins; empty
+# lines are skipped). A line that is anything else: returns 1 with
+# MVP_KV_ERROR saying which line, for the caller's one ERROR line.
+mvp::kv::read() {
+  local -n _mvp_kv=$1
+  local line n=0
+  MVP_KV_ERROR=""
+  while IFS= read -r line || [[ -n $line ]]; do
+    n=$((n + 1))
+    [[ -z $line ]] && continue
+    if [[ ! $line =~ ^([a-z][a-z0-9_]*)=(.*)$ ]]; then
+      # shellcheck disable=SC2034  # the callers read it
+      MVP_KV_ERROR="line $n is not key=value: '${line:0:80}'"
+      return 1
+    fi
+    # shellcheck disable=SC2004  # NAME is an associative array: the key is a string
+    _mvp_kv[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+  done
+  return 0
+}
