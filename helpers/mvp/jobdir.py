@@ -215,6 +215,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
         "finalized_at": datetime.now(timezone.utc).isoformat(),
     }
     result.update(driver_location(job, node_ips, head_ids))
+    bundle.cut_off(jd, result["status"])
     fsutil.write_json(jd / "result.json", result)
     return result
 
@@ -232,6 +233,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
         "head_node_ids": [], "timed_out": False, "finalized_at": datetime.now(timezone.utc).isoformat(),
     }
     result.update(driver_location(job, {}, set()))
+    bundle.cut_off(jd, "LOST")
     fsutil.write_json(jd / "result.json", result)
     return result
 
