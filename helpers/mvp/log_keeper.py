@@ -146,6 +146,13 @@ def wait_until_done(path, timeout_s: float) -> bool:
         os.close(fd)
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _lock_free(path) -> bool:
     return wait_until_done(path, 0)
 
@@ -223,8 +230,10 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
                         outs[name] = os.fdopen(os.open(os.path.join(dst_dir, name),
                                                        os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb")
                         os.fchmod(outs[name].fileno(), fsutil.FILE_MODE)
-                    pos[name] = copy_new(os.path.join(logs_dir, name), outs[name], pos.get(name, 0), redactor,
-                                         final=over)
+                    src = os.path.join(logs_dir, name)
+                    if _size(src) < pos.get(name, 0):
+                        pos[name] = 0  # rotated by Ray (RAY_ROTATION_MAX_BYTES): the new file from its start
+                    pos[name] = copy_new(src, outs[name], pos.get(name, 0), redactor, final=over)
                 last = time.monotonic()
             if over:
                 return
@@ -266,7 +275,7 @@ class NodeKeeper:
             if os.environ.get("MVP_PRIVATE_ENV"):
                 import mvp_private_env  # beside the job's own: the masked values come from Ray's GCS store
                 mvp_private_env.load_in_worker()
-            node = ray._private.worker.global_worker.node
+            node = ray._private.worker._global_node  # this worker's node: its session logs, its address
             logs = os.path.join(job_dir, "logs")
             keep_node(node.get_logs_dir_path(), os.path.join(logs, NODES_DIR, node.node_ip_address), job_hex,
                       node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
