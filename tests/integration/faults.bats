@@ -435,9 +435,15 @@ job_files_on() {
   for f in "${ours[@]}"; do
     diff "$f" "$logs/nodes/$ip/$(basename "$f")"
   done
-  cat "$logs/nodes/$ip"/*.out "$logs/nodes/$other_ip"/*.out | grep -q "^step:14 "
-  # It ran to its last step: the bundle says nothing of a cut.
-  [[ ! -e $SHARED_ROOT/jobs/$id/debug/cut_off.txt ]]
+  # If the TaskRunner was on the driver's node the job trains on to its last
+  # step (the stand-in, as verl, only holds the dead node's bundles) and the
+  # bundle says nothing of a cut; if it died with the node, the bundle says where.
+  if [[ $(job_json "$id" result.json .status) == SUCCEEDED ]]; then
+    cat "$logs/nodes/$ip"/*.out | grep -q "^step:14 "
+    [[ ! -e $SHARED_ROOT/jobs/$id/debug/cut_off.txt ]]
+  else
+    grep -E "^cut off (at step [1-9][0-9]* of 14|before its first step) " "$SHARED_ROOT/jobs/$id/debug/cut_off.txt"
+  fi
   # Kept files are the job directory's: owner and group only.
   [[ -z $(find "$logs/nodes" -type f -perm /o=r) ]]
   # Ray forgets the job (as after a new head): 51 says Ray lost it and shows
