@@ -4,10 +4,12 @@ HTTP API gives what `ray status`, `ray job list`, `ray list nodes` and
 `ray list actors` print, in milliseconds instead of four CLI start-ups."""
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
-from . import fsutil
+from . import fsutil, progress
 from .dashboard import Dashboard
 from .errors import MvpError
+from .log_keeper import LIVE_NAME, NODES_DIR
 from .redact import Redactor, env_vars_masked
 
 KINDS = {
@@ -52,3 +54,38 @@ def kinds_present(debug_dir: Path) -> set:
             if p.name.endswith(f"_{kind}.json"):
                 kinds.add(kind)
     return kinds
+
+
+# Ended before its last step: what the bundle says of it (debug/CUT_OFF_NAME).
+CUT_OFF_STATUSES = ("FAILED", "LOST", "STOPPED")
+CUT_OFF_NAME = "cut_off.txt"
+
+
+def cut_off(jd: Path, status: str) -> Optional[str]:
+    """For a job that ended FAILED, LOST or STOPPED before its last step,
+    writes and returns `cut off at step N of M` (the newest step in any of
+    its logs: Ray's copy of the driver's, the copies kept while it ran, the
+    nodes' worker logs, where verl's TaskRunner logs its steps), naming the
+    log it was read from and when that log was last written; None otherwise."""
+    if status not in CUT_OFF_STATUSES:
+        return None
+    logs = jd / "logs"
+    found, total = [], 0
+    # A worker's steps are in its .out, its progress bar (the total) in its .err.
+    for path in [logs / "driver.log", logs / LIVE_NAME] + sorted((logs / NODES_DIR).glob("*/worker-*")):
+        if path.is_file():
+            p = progress.of_file(path)
+            if p:
+                found.append((p["step"], path))
+            total = max(total, progress.bar_total(path) or 0)
+    if not found:
+        line = f"cut off before its first step (ended {status}; no step line in {logs})"
+    else:
+        step, path = max(found, key=lambda f: f[0])
+        if total and step >= total:
+            return None
+        when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        line = (f"cut off at step {step}" + (f" of {total}" if total else "")
+                + f" (ended {status}; newest step in {path.relative_to(jd)}, last written {when})")
+    fsutil.write_text(jd / "debug" / CUT_OFF_NAME, line + "\n")
+    return line

@@ -6,7 +6,7 @@ from pathlib import Path
 from . import clusters, jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
-from .log_keeper import LIVE_NAME
+from .log_keeper import LIVE_NAME, NODES_DIR
 from .redact import Redactor
 
 FOLLOW_POLL_S = 1.0
@@ -48,7 +48,8 @@ def logs_main(args, settings) -> int:
     sid = args.submission_id
     jd = settings.jobs_dir / sid
     dash = Dashboard(settings.dashboard_url)
-    job = dash.job(sid) if dash.alive() else None
+    dash_up = dash.alive()
+    job = dash.job(sid) if dash_up else None
     listed = job
     if job is not None and job["status"] in TERMINAL:
         # An ended job is archived first: its copy holds the log even when
@@ -59,7 +60,7 @@ def logs_main(args, settings) -> int:
         except MvpError:
             job = None
     if job is None:
-        return _show_archived(jd, sid, listed, args)
+        return _show_archived(jd, sid, listed, args, dash_up)
     redactor = Redactor.for_job(job)
     if args.steps and not args.follow:
         _show(redactor.text(dash.job_logs(sid)), args)
@@ -81,26 +82,42 @@ def logs_main(args, settings) -> int:
     return 0
 
 
-def _show_archived(jd: Path, sid: str, listed, args) -> int:
-    """The archived driver log of a job Ray cannot serve; else one line that
-    tells a job Ray lost apart from one it never had."""
-    archived = jd / "logs" / "driver.log"
-    if archived.is_file():
-        log.info(f"job {sid}: Ray cannot serve its log (any more); showing the archived driver log")
-        _show(archived.read_text(encoding="utf-8", errors="replace"), args)
-        return 0
-    live = jd / "logs" / LIVE_NAME
-    if live.is_file():
-        log.info(f"job {sid}: Ray cannot serve its log{' (any more)' if listed is None else ''}; showing the copy "
-                 f"its node kept while it ran ({live}, up to its last copy)")
-        _show(live.read_text(encoding="utf-8", errors="replace"), args)
-        return 0
+def _show_archived(jd: Path, sid: str, listed, args, dash_up: bool = True) -> int:
+    """The logs kept of a job Ray cannot serve (the archived or kept driver
+    log, then each node's kept worker logs); else one line. Tells a job Ray
+    lost (its directory is here, Ray does not list it) apart from one that
+    never was (no directory, Ray does not know it)."""
+    if listed is None and not jd.is_dir():
+        where = "Ray does not know it" if dash_up else "Ray's dashboard does not answer"
+        raise MvpError(f"job {sid}: no such job: {where} and there is no job directory {jd}; "
+                       "check the id with scripts/50_status.sh")
     if listed is not None:
-        missing = jd / "logs" / "driver.log.missing"
-        why = f": {missing.read_text(encoding='utf-8').strip()}" if missing.is_file() else ""
-        raise MvpError(f"job {sid}: Ray lists it as {listed['status']} but cannot serve its log, and no copy "
-                       f"was archived{why}")
-    raise MvpError(f"job {sid}: Ray does not know it and {archived} does not exist")
+        why = f"Ray lists it as {listed['status']} but cannot serve its log"
+    elif dash_up:
+        why = "Ray lost the job (its directory is here; Ray does not list it: the head restarted since?)"
+    else:
+        why = "Ray's dashboard does not answer"
+    logs = jd / "logs"
+    driver = next((p for p in (logs / "driver.log", logs / LIVE_NAME) if p.is_file()), None)
+    nodes = sorted(p for p in (logs / NODES_DIR).glob("*/worker-*") if p.is_file())
+    if driver is None and not nodes:
+        missing = logs / "driver.log.missing"
+        detail = f": {missing.read_text(encoding='utf-8').strip()}" if missing.is_file() else ""
+        raise MvpError(f"job {sid}: {why}, and no copy was archived{detail}")
+    if driver is None:
+        shown = "no driver log was kept"
+    elif driver.name == "driver.log":
+        shown = "showing the archived driver log"
+    else:
+        shown = f"showing the copy its node kept while it ran ({driver}, up to its last copy)"
+    log.info(f"job {sid}: {why}; {shown}" + (f", then the {len(nodes)} worker log(s) its nodes kept "
+                                             f"({logs / NODES_DIR})" if nodes else ""))
+    parts = [driver.read_text(encoding="utf-8", errors="replace")] if driver else []
+    for p in nodes:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        parts.append(text if args.steps else f"==> {p.relative_to(jd)} <==\n{text}")
+    _show("".join(t if t.endswith("\n") or not t else t + "\n" for t in parts), args)
+    return 0
 
 
 def _log_text(text: str, shown: int) -> int:

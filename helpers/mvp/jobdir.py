@@ -176,15 +176,27 @@ def _mtime(path: Path) -> str:
     return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _wait_for_keepers(jd: Path, submission_id: str) -> None:
+    """The ended job's directory must not change after archiving: the keepers
+    of its driver's and its nodes' logs make their last copies first (at most
+    KEEPER_GRACE_S in all; a keeper on a dead node holds nothing), and a node
+    keeper that starts from now on copies nothing (log_keeper.CLOSED_NAME)."""
+    logs = jd / "logs"
+    if logs.is_dir():
+        fsutil.write_text(logs / log_keeper.CLOSED_NAME, "")
+    deadline = time.monotonic() + KEEPER_GRACE_S
+    nodes = sorted(p for p in (logs / log_keeper.NODES_DIR).glob("*") if p.is_dir())
+    for copy in [logs / log_keeper.LIVE_NAME] + nodes:
+        if not log_keeper.wait_until_done(copy, max(0.0, deadline - time.monotonic())):
+            log.warn(f"job {submission_id}: the keeper of {copy} still runs {KEEPER_GRACE_S:g}s after the job "
+                     "ended; archiving without waiting for it")
+
+
 def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False,
              node_ray_dirs: Optional[dict] = None) -> dict:
     """Copies the driver log, takes the final debug bundle and writes result.json."""
     redactor = Redactor.for_job(job)
-    # The ended job's directory must not change after this returns: the
-    # keeper of its log makes its last copy first.
-    if not log_keeper.wait_until_done(jd / "logs" / log_keeper.LIVE_NAME, KEEPER_GRACE_S):
-        log.warn(f"job {submission_id}: the keeper of {jd / 'logs' / log_keeper.LIVE_NAME} still runs "
-                 f"{KEEPER_GRACE_S:g}s after the job ended; archiving without waiting for it")
+    _wait_for_keepers(jd, submission_id)
     _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
     nodes = bundle.collect(dash, jd / "debug", "final", redactor, job.get("job_id") or "").get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}
@@ -203,6 +215,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
         "finalized_at": datetime.now(timezone.utc).isoformat(),
     }
     result.update(driver_location(job, node_ips, head_ids))
+    bundle.cut_off(jd, result["status"])
     fsutil.write_json(jd / "result.json", result)
     return result
 
@@ -220,6 +233,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
         "head_node_ids": [], "timed_out": False, "finalized_at": datetime.now(timezone.utc).isoformat(),
     }
     result.update(driver_location(job, {}, set()))
+    bundle.cut_off(jd, "LOST")
     fsutil.write_json(jd / "result.json", result)
     return result
 

@@ -4,7 +4,8 @@ worker that holds the driver).
 Usage: python3 launch.py <job dir>
 
 Sets the job's private variables (helpers/jobenv/mvp_private_env.py), starts
-the keeper of the driver log's copy in the job directory (log_keeper.py), prints
+the keeper of the driver log's copy in the job directory and, through Ray, the
+keepers of each node's worker logs of the job (log_keeper.py), prints
 where `verl` is imported from and which code snapshot PYTHONPATH
 selected, then replaces itself with the trainer, whose arguments it reads from
 <job dir>/config/job_spec.json. The arguments never pass through a shell, so

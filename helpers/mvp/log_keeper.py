@@ -14,11 +14,24 @@ session): Ray stops a job by killing the driver and all its descendants
 (job_supervisor.py: job_process.children(recursive=True)), which must not
 take the last copy with it. It ends when the driver does, after that copy.
 It holds an exclusive flock on the copy while it lives, so the job's
-archiving (jobdir.finalize) can wait for that last copy (wait_until_done)."""
+archiving (jobdir.finalize) can wait for that last copy (wait_until_done).
+
+The Ray logs of the job's TaskRunner and worker actors are on the nodes that
+run them (worker-<worker id>-<job id or ffffffff>-<pid>.out/.err in the
+node's session logs; Ray 2.60 names a prestarted worker ffffffff and marks
+its file `:job_id:<hex>` when it takes a task of the job). A keeper forked
+beside the driver's (dispatch) learns the job's Ray job id from the name of
+the driver's python-core-driver-<id>_<pid>.log, connects to the cluster's
+GCS (not the dashboard) and places one detached NodeKeeper actor (num_cpus=0,
+pinned) on every alive node, again every round for nodes that join later. Each
+copies its node's files of the job into <job dir>/logs/nodes/<node ip>/ the
+same way (keep_node) until the driver's keeper is done and the job's workers
+on that node are gone. It needs nothing of the runtime: Ray places it."""
 import fcntl
 import os
 import sys
 import time
+from pathlib import Path
 
 try:
     from . import fsutil, redact
@@ -27,6 +40,17 @@ except ImportError:  # loaded by launch.py as a top-level module
     import redact
 
 LIVE_NAME = "driver.live.log"
+# <job dir>/logs/NODES_DIR/<node ip>/: each node's Ray worker logs of the job.
+NODES_DIR = "nodes"
+# The job's Ray job id (hex), written by the dispatcher once it knows it.
+JOB_ID_NAME = "ray_job_id"
+# logs/CLOSED_NAME is written by archiving (jobdir.finalize) before it waits
+# for the node keepers: one that starts after it copies nothing.
+CLOSED_NAME = ".archiving"
+# How long a node keeper goes on, once the driver's keeper is done, while the
+# job's workers on its node still write: when the driver's node dies, Ray
+# takes ~30 s to end the job, and a TaskRunner elsewhere trains on meanwhile.
+WORKERS_GRACE_S = 60.0
 # How often the keeper looks whether the driver is still there: the last copy
 # follows the driver's end within this, whatever the sync interval.
 WATCH_S = 0.5
@@ -60,8 +84,11 @@ def start(job_dir: str, every_s: float) -> bool:
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
-            keep(src, os.path.join(job_dir, "logs", LIVE_NAME), lambda: started(driver) == born, every_s,
-                 redact.Redactor(redact.secret_values(dict(os.environ))))
+            if os.fork() == 0:
+                dispatch(job_dir, os.path.dirname(src), driver, lambda: started(driver) == born, every_s)
+            else:
+                keep(src, os.path.join(job_dir, "logs", LIVE_NAME), lambda: started(driver) == born, every_s,
+                     redact.Redactor(redact.secret_values(dict(os.environ))))
     finally:
         os._exit(0)
 
@@ -117,6 +144,183 @@ def wait_until_done(path, timeout_s: float) -> bool:
                 time.sleep(0.1)
     finally:
         os.close(fd)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _lock_free(path) -> bool:
+    return wait_until_done(path, 0)
+
+
+def ray_job_id(logs_dir: str, driver_pid: int) -> str:
+    """The Ray job id (8 hex digits) of the driver with this PID, from the
+    name of the core driver log its ray.init writes; "" before that."""
+    suffix = f"_{driver_pid}.log"
+    for name in os.listdir(logs_dir):
+        if name.startswith("python-core-driver-") and name.endswith(suffix):
+            return name[len("python-core-driver-"):][:8]
+    return ""
+
+
+def job_files(logs_dir: str, job_hex: str, known: dict) -> list:
+    """The job's worker logs in logs_dir: worker-*-<job hex>-*.out/.err, or a
+    prestarted worker's (ffffffff) whose first line is `:job_id:<hex>`.
+    known caches each file's answer once its first line is there."""
+    marker = f":job_id:{job_hex}\n".encode()
+    for name in os.listdir(logs_dir):
+        if name in known or not name.startswith("worker-") or not name.endswith((".out", ".err")):
+            continue
+        parts = name[:-4].split("-")
+        if len(parts) != 4:
+            continue
+        if parts[2] == job_hex:
+            known[name] = True
+        elif parts[2] == "ffffffff":
+            try:
+                with open(os.path.join(logs_dir, name), "rb") as f:
+                    head = f.read(len(marker))
+            except OSError:
+                continue
+            if len(head) == len(marker) or b"\n" in head:  # else: undecided, look again next round
+                known[name] = head == marker
+        else:
+            known[name] = False
+    return sorted(name for name, mine in known.items() if mine)
+
+
+def writers_alive(names) -> bool:
+    """Whether a process that writes one of these worker logs is alive (its
+    PID ends the name; this keeper runs in the node's PID namespace)."""
+    return any(started(int(name[:-4].rsplit("-", 1)[1])) is not None for name in names)
+
+
+def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: float, redactor, closed: str) -> None:
+    """Copies the job's worker logs of this node into dst_dir (one file each,
+    same name), whole lines, every every_s seconds until job_over(names)
+    says so; then the rest. Holds an exclusive flock on dst_dir meanwhile
+    (wait_until_done), and copies nothing when `closed` exists (archiving
+    has begun: the job directory is final)."""
+    if os.path.exists(closed):
+        return
+    os.makedirs(dst_dir, mode=0o750, exist_ok=True)
+    lock = os.open(dst_dir, os.O_RDONLY)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    # Archiving began between the look above and the lock: it may not have
+    # seen this directory, so nothing goes in.
+    if os.path.exists(closed):
+        os.close(lock)
+        try:
+            os.rmdir(dst_dir)
+        except OSError:
+            pass
+        return
+    known, pos, outs, last = {}, {}, {}, 0.0
+    try:
+        while True:
+            names = job_files(logs_dir, job_hex, known)
+            over = job_over(names)
+            if over or time.monotonic() - last >= every_s:
+                for name in names:
+                    if name not in outs:
+                        outs[name] = os.fdopen(os.open(os.path.join(dst_dir, name),
+                                                       os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb")
+                        os.fchmod(outs[name].fileno(), fsutil.FILE_MODE)
+                    src = os.path.join(logs_dir, name)
+                    if _size(src) < pos.get(name, 0):
+                        pos[name] = 0  # rotated by Ray (RAY_ROTATION_MAX_BYTES): the new file from its start
+                    pos[name] = copy_new(src, outs[name], pos.get(name, 0), redactor, final=over)
+                last = time.monotonic()
+            if over:
+                return
+            time.sleep(min(WATCH_S, every_s))
+    finally:
+        for out in outs.values():
+            out.close()
+        os.close(lock)
+
+
+def node_job_over(driver_copy: str, grace_s: float = WORKERS_GRACE_S):
+    """job_over for keep_node: the driver's keeper is done (the driver ended,
+    or its node died) and Ray has ended the job's workers here, or grace_s
+    passed since the driver's keeper was done."""
+    done_at = []
+
+    def over(names) -> bool:
+        if not done_at:
+            if not _lock_free(driver_copy):
+                return False
+            done_at.append(time.monotonic())
+        return not writers_alive(names) or time.monotonic() - done_at[0] >= grace_s
+    return over
+
+
+class NodeKeeper:
+    """One node's keeper as a Ray actor (ray.remote'd by dispatch): its
+    thread runs keep_node over this node's session logs, then the actor ends.
+    The work is not a method call: a detached actor outlives the dispatcher
+    that created it (the driver's node may die), a call in flight may not."""
+
+    def __init__(self, job_dir: str, job_hex: str, every_s: float):
+        import threading
+        threading.Thread(target=self._run, args=(job_dir, job_hex, every_s), daemon=True).start()
+
+    def _run(self, job_dir: str, job_hex: str, every_s: float) -> None:
+        import ray
+        try:
+            if os.environ.get("MVP_PRIVATE_ENV"):
+                import mvp_private_env  # beside the job's own: the masked values come from Ray's GCS store
+                mvp_private_env.load_in_worker()
+            node = ray._private.worker._global_node  # this worker's node: its session logs, its address
+            logs = os.path.join(job_dir, "logs")
+            keep_node(node.get_logs_dir_path(), os.path.join(logs, NODES_DIR, node.node_ip_address), job_hex,
+                      node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
+                      redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME))
+        finally:
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+
+    def ping(self) -> bool:
+        return True
+
+
+def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s: float) -> None:
+    """Waits for the driver's Ray job id, writes it to logs/ray_job_id, then
+    places a NodeKeeper on each alive node (each round: nodes may join) until
+    the driver is gone. Any failure here leaves the driver's own copy as is."""
+    job_hex = ""
+    while driver_alive() and not job_hex:
+        time.sleep(WATCH_S)
+        job_hex = ray_job_id(logs_dir, driver_pid)
+    if not job_hex:
+        return
+    fsutil.write_text(Path(job_dir) / "logs" / JOB_ID_NAME, job_hex + "\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {"PYTHONPATH": ":".join([here, os.path.join(os.path.dirname(here), "jobenv"), "${PYTHONPATH}"])}
+    if os.environ.get("MVP_PRIVATE_ENV"):
+        env["MVP_PRIVATE_ENV"] = os.environ["MVP_PRIVATE_ENV"]
+    # Not the job's config: this connection is no part of the submitted job.
+    os.environ.pop("RAY_JOB_CONFIG_JSON_ENV_VAR", None)
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    ray.init(address=os.environ.get("RAY_ADDRESS") or "auto", namespace="mvp_log_keepers", log_to_driver=False,
+             logging_level="ERROR", runtime_env={"env_vars": env})
+    actor = ray.remote(NodeKeeper)
+    placed = set()
+    sid = os.path.basename(os.path.normpath(job_dir))
+    while driver_alive() and not os.path.exists(os.path.join(job_dir, "logs", CLOSED_NAME)):
+        for node in ray.nodes():
+            if node.get("Alive") and node["NodeID"] not in placed:
+                placed.add(node["NodeID"])
+                actor.options(name=f"{sid}@{node['NodeID'][:16]}", lifetime="detached", num_cpus=0, max_restarts=0,
+                              scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+                              ).remote(job_dir, job_hex, every_s)
+        deadline = time.monotonic() + every_s
+        while driver_alive() and time.monotonic() < deadline:
+            time.sleep(WATCH_S)
 
 
 def copy_new(src: str, out, pos: int, redactor, final: bool) -> int:

@@ -52,7 +52,19 @@ def of_text(text: str) -> Optional[dict]:
 
 def of_job(job_dir: Path) -> Optional[dict]:
     """The progress in the job's kept log, or None when it has no step yet."""
-    return of_text(_tail(job_dir / "logs" / LIVE_NAME))
+    return of_file(job_dir / "logs" / LIVE_NAME)
+
+
+def of_file(path: Path) -> Optional[dict]:
+    """The progress in the end of any log file (a kept node log too)."""
+    return of_text(_tail(path))
+
+
+def bar_total(path: Path) -> Optional[int]:
+    """The total of the last progress bar in the end of a log file (a Ray
+    worker's bar is in its .err, its step lines in its .out)."""
+    bars = BAR.findall(metrics.ANSI.sub("", _tail(path)))
+    return int(bars[-1][1]) if bars else None
 
 
 def _duration(seconds: float) -> str:

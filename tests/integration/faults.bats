@@ -360,17 +360,98 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
   [[ $stderr == *"showing the copy its node kept while it ran"* ]]
-  mv "$logs/driver.live.log" "$BATS_TEST_TMPDIR/driver.live.log"
+  mv "$logs/driver.live.log" "$BATS_TEST_TMPDIR/"
+  [[ ! -d $logs/nodes ]] || mv "$logs/nodes" "$BATS_TEST_TMPDIR/"
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_failure 1
   [[ $stderr == *"ERROR: job $id: Ray lists it as FAILED but cannot serve its log, and no copy was archived"* ]]
   mv "$BATS_TEST_TMPDIR/driver.log" "$BATS_TEST_TMPDIR/driver.live.log" "$logs/"
+  [[ ! -d $BATS_TEST_TMPDIR/nodes ]] || mv "$BATS_TEST_TMPDIR/nodes" "$logs/"
+  # The bundle says where the job was cut off (the newest step any kept log
+  # holds; killed 3 s after it started, it may not have reached its first).
+  grep -E "^cut off (at step [1-9][0-9]*|before its first step) \(ended FAILED; " "$SHARED_ROOT/jobs/$id/debug/cut_off.txt"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   assert_output --partial "bringing back worker node(s) that are down: $node"
   run "$MVP_REPO/scripts/50_status.sh" --json
   assert_success
   jq -e '.cluster.workers | length == 2' <<<"$output"
+}
+
+# job_files_on NODE HEX: Ray's own worker logs of Ray job HEX in node NODE's
+# session (the host directory that holds its /tmp/ray): named for the job, or
+# prestarted (ffffffff) and marked `:job_id:HEX` on their first line.
+job_files_on() {
+  local f
+  for f in "$MVP_STATE_DIR/nodes/$1/tmp-ray"/session_2*/logs/worker-*.{out,err}; do
+    [[ -f $f ]] || continue
+    [[ $(basename "$f") == worker-*-"$2"-* || $(head -n 1 "$f") == ":job_id:$2" ]] && echo "$f"
+  done
+  return 0
+}
+
+@test "faults: the worker NOT holding the driver SIGKILLed mid-job: its Ray worker logs of the job are kept up to the last sync; the driver's node, still up, has its worker logs (the TaskRunner's steps) kept whole" {
+  local id=faults-nodelogs-$RANDOM ip node other other_ip i
+  MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
+    --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=14 \
+    >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id")
+  node=$(node_at "$ip")
+  [[ -n $node ]]
+  if [[ $node == mvp11-ray-worker-0 ]]; then other=mvp11-ray-worker-1; else other=mvp11-ray-worker-0; fi
+  other_ip=$MVP_TEST_NET.$((${other##*-} + 3))
+  local logs=$SHARED_ROOT/jobs/$id/logs hex
+  # The job's workers on the other node (one per GPU bundle) are kept within a sync or two.
+  for ((i = 0; i < 300; i++)); do
+    hex=$(cat "$logs/ray_job_id" 2>/dev/null) || hex=""
+    [[ -n $hex ]] && compgen -G "$logs/nodes/$other_ip/worker-*.out" >/dev/null && break
+    sleep 0.2
+  done
+  [[ -n $hex ]] || { echo "no ray_job_id in $logs" >&2; false; }
+  # What Ray holds there, before the node dies with its keeper.
+  local -a theirs
+  mapfile -t theirs < <(job_files_on "$other" "$hex")
+  ((${#theirs[@]} > 0))
+  sleep 2
+  kill -KILL "$(<"$MVP_STATE_DIR/nodes/$other/init.pid")"
+  local rc=0
+  wait "$waiter" || rc=$?
+  cat "$BATS_TEST_TMPDIR/wait.err" >&2
+  # Each of the dead node's files of the job was kept, as a byte prefix of
+  # Ray's own (the node's files are on this host's disk in the local runtime).
+  local f copy
+  for f in "${theirs[@]}"; do
+    copy=$logs/nodes/$other_ip/$(basename "$f")
+    [[ -f $copy ]] || { echo "not kept: $f" >&2; false; }
+    cmp -n "$(stat -c %s "$copy")" "$copy" "$f"
+  done
+  grep -qx ":job_id:$hex" "$logs/nodes/$other_ip"/worker-*.out
+  # The driver's node stayed up: each of its files of the job is kept whole,
+  # the TaskRunner's last step among them (verl's step lines come from it).
+  local -a ours
+  mapfile -t ours < <(job_files_on "$node" "$hex")
+  ((${#ours[@]} > 0))
+  for f in "${ours[@]}"; do
+    diff "$f" "$logs/nodes/$ip/$(basename "$f")"
+  done
+  # If the TaskRunner was on the driver's node the job trains on to its last
+  # step (the stand-in, as verl, only holds the dead node's bundles) and the
+  # bundle says nothing of a cut; if it died with the node, the bundle says where.
+  if [[ $(job_json "$id" result.json .status) == SUCCEEDED ]]; then
+    cat "$logs/nodes/$ip"/*.out | grep -q "^step:14 "
+    [[ ! -e $SHARED_ROOT/jobs/$id/debug/cut_off.txt ]]
+  else
+    grep -E "^cut off (at step [1-9][0-9]* of 14|before its first step) " "$SHARED_ROOT/jobs/$id/debug/cut_off.txt"
+  fi
+  # Kept files are the job directory's: owner and group only.
+  [[ -z $(find "$logs/nodes" -type f -perm /o=r) ]]
+  # An id nobody had is "no such job".
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "faults-never-$RANDOM"
+  assert_failure 1
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
 }
 
 @test "faults: --retry goes on from the newest checkpoint in a new job named after the first, and stops when a resumption fails at the same step as the one before" {
