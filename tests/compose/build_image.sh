@@ -2,8 +2,9 @@
 # tests/compose/build_image.sh: builds the CPU test image of the compose and
 # KubeRay tiers and prints its reference (localhost/mvp-compose-test:<hash>).
 #
-# Usage: tests/compose/build_image.sh [--print-tag] [--help]
-#   --print-tag   print the tag the current inputs give, build nothing
+# Usage: tests/compose/build_image.sh [--print-tag|--print-base-tag] [--help]
+#   --print-tag        print the image's tag the current inputs give, build nothing
+#   --print-base-tag   the same for the base (verl's stand-in) alone
 # Needs root, mmdebstrap and a container CLI: `docker` when its engine answers
 # (DOCKER_HOST), else `podman`.
 # Two layers. The base (localhost/mvp-compose-base:<hash>), standing in for
@@ -33,9 +34,20 @@ base_tag() {
   { cat "${BASH_SOURCE[0]}"; grep -v '^[[:space:]]*\(#\|$\)' "$REQUIREMENTS"; } | sha256sum | cut -c1-16
 }
 
-# The base's tag and the content of every tracked file of the runbook (as in the work tree).
+# The base's tag and the content of every file of the runbook the recipe
+# copies (72's build context: the tracked files as in the work tree; outside a
+# checkout, every file but what a checkout makes for itself).
 image_tag() {
-  { base_tag; cd "$REPO" && git ls-files -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16
+  {
+    base_tag
+    cd "$REPO"
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+      git ls-files -z
+    else
+      find . -type f -not -path './.venv/*' -not -path './.mvp/*' -not -path './.git/*' \
+        -not -path './tests/artifacts/*' -print0 | LC_ALL=C sort -z
+    fi | xargs -0 sha256sum
+  } | sha256sum | cut -c1-16
 }
 
 # The container CLI: docker when its engine answers, else podman.
@@ -103,6 +115,7 @@ main() {
   case ${1:-} in
     -h|--help) mvp::usage; exit 0 ;;
     --print-tag) image_tag; exit 0 ;;
+    --print-base-tag) base_tag; exit 0 ;;
     "") ;;
     *) mvp::die "unknown argument '$1'; see --help" ;;
   esac

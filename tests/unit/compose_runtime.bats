@@ -312,21 +312,27 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   assert_output 0
 }
 
-@test "compose tier's test image: its tag changes with a requirement or the build script, not with a comment" {
+@test "compose tier's test image: the base's tag changes with a requirement or the build script, not with a comment; the image's with any runbook file" {
   local copy=$BATS_TEST_TMPDIR/repo
   mkdir -p "$copy/tests/compose" "$copy/helpers" "$copy/scripts/lib"
   cp "$MVP_REPO/tests/compose/build_image.sh" "$copy/tests/compose/"
   cp "$MVP_REPO/scripts/lib/log.sh" "$copy/scripts/lib/"
   cp "$MVP_REPO/helpers/requirements.txt" "$copy/helpers/"
-  local first
-  first=$("$copy/tests/compose/build_image.sh" --print-tag)
+  local first image
+  first=$("$copy/tests/compose/build_image.sh" --print-base-tag)
   [[ $first =~ ^[0-9a-f]{16}$ ]]
+  image=$("$copy/tests/compose/build_image.sh" --print-tag)
+  [[ $image =~ ^[0-9a-f]{16}$ && $image != "$first" ]]
   echo "# a comment" >>"$copy/helpers/requirements.txt"
-  [[ $("$copy/tests/compose/build_image.sh" --print-tag) == "$first" ]]
+  [[ $("$copy/tests/compose/build_image.sh" --print-base-tag) == "$first" ]]
   sed -i 's/^PyYAML==.*/PyYAML==6.0.2/' "$copy/helpers/requirements.txt"
   local second
-  second=$("$copy/tests/compose/build_image.sh" --print-tag)
+  second=$("$copy/tests/compose/build_image.sh" --print-base-tag)
   [[ $second != "$first" ]]
   echo "# build change" >>"$copy/tests/compose/build_image.sh"
-  [[ $("$copy/tests/compose/build_image.sh" --print-tag) != "$second" ]]
+  [[ $("$copy/tests/compose/build_image.sh" --print-base-tag) != "$second" ]]
+  # The image holds the runbook: any file of it is an input (here outside a checkout).
+  image=$("$copy/tests/compose/build_image.sh" --print-tag)
+  echo "echo hi" >"$copy/scripts/99_new.sh"
+  [[ $("$copy/tests/compose/build_image.sh" --print-tag) != "$image" ]]
 }
