@@ -68,7 +68,7 @@ setup() {
     assert_output --partial "ERROR: code_path: $SHARED_ROOT/common/code/verl/$code is not a code snapshot (no mvp_marker.py)"
   done
   [[ $(ls "$SHARED_ROOT/jobs" | sort) == "$before" ]]
-  run bash -c "curl -fsS '$MVP_DASHBOARD/api/jobs/' | jq length"
+  run bash -c "curl -fsS '$MVP_DASHBOARD/api/jobs/' | jq '[.[] | select(.submission_id)] | length'"
   assert_output "$(wc -w <<<"$before")"
 }
 
