@@ -207,6 +207,9 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
     has begun: the job directory is final)."""
     if os.path.exists(closed):
         return
+    # Both levels (logs/nodes/ and the node's own) get the job directory's
+    # mode: makedirs gives its mode to the last level only.
+    os.makedirs(os.path.dirname(dst_dir), mode=0o750, exist_ok=True)
     os.makedirs(dst_dir, mode=0o750, exist_ok=True)
     lock = os.open(dst_dir, os.O_RDONLY)
     fcntl.flock(lock, fcntl.LOCK_EX)

@@ -98,6 +98,8 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   wait_until 10 copied "worker-bbbb-ffffffff-$marked.out" 5
   run ls "$JD/logs/nodes/10.0.0.7"
   assert_output "$(printf '%s\n' "worker-aaaa-02000000-$named.out" "worker-bbbb-ffffffff-$marked.out")"
+  # No one else reads them: neither directory level is open to others.
+  assert_equal "$(stat -c %a "$JD/logs/nodes" "$JD/logs/nodes/10.0.0.7")" $'750\n750'
   local f
   for f in "$JD"/logs/nodes/10.0.0.7/*; do
     assert_equal "$(stat -c %a "$f")" 640
