@@ -42,6 +42,7 @@ teardown() {
   rm -f "$SHARED_ROOT/jobs/.filler"*
   if mountpoint -q "$BATS_FILE_TMPDIR/small"; then umount "$BATS_FILE_TMPDIR/small"; fi
   rm -f "$BATS_TEST_TMPDIR/polling"
+  if [[ -f $BATS_TEST_TMPDIR/restart-workers ]]; then "$MVP_REPO/scripts/21_start_workers.sh" >/dev/null 2>&1 || true; fi
 }
 
 # spec_with LINE...: the PPO template with these top-level lines appended.
@@ -336,6 +337,7 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   node=$(node_at "$ip")
   [[ -n $node ]]
   sleep 3
+  touch "$BATS_TEST_TMPDIR/restart-workers"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
   local rc=0
   wait "$waiter" || rc=$?
@@ -391,7 +393,7 @@ job_files_on() {
 }
 
 @test "faults: the worker NOT holding the driver SIGKILLed mid-job: its Ray worker logs of the job are kept up to the last sync; the driver's node, still up, has its worker logs (the TaskRunner's steps) kept whole" {
-  local id=faults-nodelogs-$RANDOM ip node other other_ip i
+  local id=faults-nodelogs-$RANDOM ip node other other_ip i f
   MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
     --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=14 \
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
@@ -413,14 +415,21 @@ job_files_on() {
   local -a theirs
   mapfile -t theirs < <(job_files_on "$other" "$hex")
   ((${#theirs[@]} > 0))
-  sleep 2
+  # Killed only once each of those has had a sync (on a loaded machine a
+  # fixed pause was not always one): what the keeper copied before the node
+  # died is what must survive it.
+  for f in "${theirs[@]}"; do
+    for ((i = 0; i < 300; i++)); do [[ -f $logs/nodes/$other_ip/$(basename "$f") ]] && break; sleep 0.2; done
+  done
+  # The next tests need both workers, also when this one fails.
+  touch "$BATS_TEST_TMPDIR/restart-workers"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$other/init.pid")"
   local rc=0
   wait "$waiter" || rc=$?
   cat "$BATS_TEST_TMPDIR/wait.err" >&2
   # Each of the dead node's files of the job was kept, as a byte prefix of
   # Ray's own (the node's files are on this host's disk in the local runtime).
-  local f copy
+  local copy
   for f in "${theirs[@]}"; do
     copy=$logs/nodes/$other_ip/$(basename "$f")
     [[ -f $copy ]] || { echo "not kept: $f" >&2; false; }
@@ -499,6 +508,7 @@ job_files_on() {
     [[ -f $SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt ]] && break
     sleep 0.2
   done
+  touch "$BATS_TEST_TMPDIR/restart-workers"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
   local rc=0
   wait "$waiter" || rc=$?
