@@ -14,10 +14,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # A new head means Ray still running on a worker belongs to the cluster that
 # went away, and its job drivers may still be writing into job directories:
 # those nodes are reset (every process in them ends); 21 starts them afresh.
+# A raylet that gave up on the old head by itself (Ray's GCS reconnect
+# timeout, 60 s) leaves daemons such as its log monitor behind: any process
+# of Ray counts, not the raylet alone.
 reset_orphaned_workers() {
   local node
   for node in "${MVP_NODES[@]:1}"; do
-    if mvp::rt::node_is_up "$node" && mvp::ray_running_in "$node"; then
+    if mvp::rt::node_is_up "$node" && mvp::ray_leftovers_in "$node"; then
       mvp::log "resetting $node: its Ray (and any job driver) belongs to the head that went away"
       mvp::rt::reset_node "$node"
     fi
