@@ -14,24 +14,8 @@
 
 setup_file() {
   load ../test_helper/common
-  command -v podman >/dev/null || { echo "podman is missing; run make setup" >&3; return 1; }
-  mvp_isolate "$BATS_FILE_TMPDIR"
-  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/setup.log
-  local slot=${MVP_TEST_SLOT:-0}
-  export NET=mvpk-$slot PREFIX=10.89.$((100 + slot))
-  # The engine's configuration, as the compose tier's: runc (crun refuses
-  # these machines' cgroups) and ulimits this host can grant.
-  export CONTAINERS_CONF=$BATS_FILE_TMPDIR/containers.conf
-  printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$(ulimit -Hn):$(ulimit -Hn)\", \"nproc=4096:4096\"]" \
-    '[engine]' 'runtime = "runc"' >"$CONTAINERS_CONF"
-  # The pods' settings: a small cluster's memory, the runbook where the image holds it, token auth.
-  export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
-    MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin
-  mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
-  local start=$SECONDS
-  MVP_K8S_IMAGE=$("$MVP_REPO/tests/compose/build_image.sh" 2>>"$MVP_TEST_LOG") || { cat "$MVP_TEST_LOG" >&3; return 1; }
-  export MVP_K8S_IMAGE
-  echo "# pods' image $MVP_K8S_IMAGE ready in $((SECONDS - start))s" >&3
+  load ../test_helper/kuberay_tier
+  kuberay_tier_setup mvpk 100 || return 1
   sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_FILE_TMPDIR/ppo.yaml"
   "$MVP_REPO/scripts/71_render_kuberay.sh" job "$BATS_FILE_TMPDIR/ppo.yaml" --out "$BATS_FILE_TMPDIR/job.yaml" \
     2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }

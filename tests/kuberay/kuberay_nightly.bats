@@ -12,25 +12,14 @@
 
 setup_file() {
   load ../test_helper/common
-  command -v podman >/dev/null || { echo "podman is missing; run make setup" >&3; return 1; }
-  mvp_isolate "$BATS_FILE_TMPDIR"
-  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/setup.log
-  local slot=${MVP_TEST_SLOT:-0}
-  export NET=mvpn-$slot PREFIX=10.89.$((120 + slot))
-  export CONTAINERS_CONF=$BATS_FILE_TMPDIR/containers.conf
-  printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$(ulimit -Hn):$(ulimit -Hn)\", \"nproc=4096:4096\"]" \
-    '[engine]' 'runtime = "runc"' >"$CONTAINERS_CONF"
-  export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
-    MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin \
-    MVP_K8S_NIGHTLY_ONLY=ppo1,grpo
-  mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  export MVP_K8S_NIGHTLY_ONLY=ppo1,grpo
+  load ../test_helper/kuberay_tier
+  kuberay_tier_setup mvpn 120 || return 1
   # The verl tree the nightly's 31 snapshots (the same content as CODE_ID's
   # snapshot, so it is kept), where the pod sees it: on the shared volume.
   mkdir -p "$SHARED_ROOT/src"
   cp -a "$MVP_REPO/$MVP_VERL_SRC/." "$SHARED_ROOT/src/verl"
   export MVP_VERL_SRC=$SHARED_ROOT/src/verl
-  MVP_K8S_IMAGE=$("$MVP_REPO/tests/compose/build_image.sh" 2>>"$MVP_TEST_LOG") || { cat "$MVP_TEST_LOG" >&3; return 1; }
-  export MVP_K8S_IMAGE
   (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$BATS_FILE_TMPDIR/token")
   render_pods good ""
   render_pods bad "grpo:+mvp_standin.fail_at_step=3"

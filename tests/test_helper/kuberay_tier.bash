@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# What both files of the KubeRay tier (tests/kuberay) start from: an isolated
+# runbook, podman configured as the compose tier's engine is (runc: crun
+# refuses these machines' cgroups; ulimits this host can grant), the pods'
+# settings (a small cluster's memory, the runbook where the image holds it,
+# token auth), the inputs of a stand-in job and the recipe's image.
+
+# kuberay_tier_setup NET_NAME OCTET_BASE: exports NET and PREFIX (moved by
+# MVP_TEST_SLOT), CONTAINERS_CONF, the MVP_K8S_* settings and MVP_K8S_IMAGE.
+kuberay_tier_setup() {
+  command -v podman >/dev/null || { echo "podman is missing; run make setup" >&3; return 1; }
+  mvp_isolate "$BATS_FILE_TMPDIR"
+  export MVP_TEST_LOG=$BATS_FILE_TMPDIR/setup.log
+  local slot=${MVP_TEST_SLOT:-0}
+  export NET=$1-$slot PREFIX=10.89.$(($2 + slot))
+  export CONTAINERS_CONF=$BATS_FILE_TMPDIR/containers.conf
+  printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$(ulimit -Hn):$(ulimit -Hn)\", \"nproc=4096:4096\"]" \
+    '[engine]' 'runtime = "runc"' >"$CONTAINERS_CONF"
+  export MVP_K8S_NAMESPACE=mvp-test MVP_K8S_AUTH=1 MVP_K8S_RUNBOOK_DIR=/workspace/mvp MVP_K8S_HEAD_MEMORY=2Gi \
+    MVP_K8S_WORKER_CPUS=4 MVP_K8S_WORKER_MEMORY=4Gi MVP_K8S_SHM_SIZE=1Gi CODE_ID=standin
+  mvp_prepare_inputs standin 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  local start=$SECONDS
+  MVP_K8S_IMAGE=$("$MVP_REPO/tests/compose/build_image.sh" 2>>"$MVP_TEST_LOG") || { cat "$MVP_TEST_LOG" >&3; return 1; }
+  export MVP_K8S_IMAGE
+  echo "# pods' image $MVP_K8S_IMAGE ready in $((SECONDS - start))s" >&3
+}
