@@ -306,18 +306,21 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   mvp_cluster_up
 }
 
-@test "faults: the head killed under --wait: the wait says so and archives LOST; after the next bring-up no worker holds a process of the old cluster (20 resets those still in it) and no orphan driver writes on; the other running job is LOST" {
+@test "faults: the head killed under --wait: the wait says so and archives LOST; after the next bring-up no worker holds a process of the old cluster (20 resets those still in it) and no orphan driver writes on; the other running job is LOST; 51 shows the kept log saying Ray lost the job, and an unknown id is no such job" {
   local other waited=faults-head-$RANDOM w
   touch "$BATS_TEST_TMPDIR/restart-cluster"
   # Half the cluster each, or admission refuses the second.
   other=$("$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2 \
     --override trainer.nnodes=1 2>/dev/null | tail -n 1)
-  "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $waited")" --wait \
+  MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $waited")" --wait \
     --override +mvp_standin.step_seconds=2 --override trainer.nnodes=1 >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
   driver_ip_when_running "$waited" >/dev/null
   driver_ip_when_running "$other" >/dev/null
   sleep 3
+  # Step 1 is in the copy the driver's node keeps (every second for this job).
+  local i
+  for ((i = 0; i < 50; i++)); do grep -qs "step:1 - " "$SHARED_ROOT/jobs/$waited/logs/driver.live.log" && break; sleep 0.2; done
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/mvp11-ray-head/init.pid")"
   local rc=0
   wait "$waiter" || rc=$?
@@ -340,7 +343,6 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   # Ray's watcher SIGKILLed their drivers: nothing of the old cluster is left.
   for w in mvp11-ray-worker-0 mvp11-ray-worker-1; do
     if [[ $output != *"resetting $w"* ]]; then
-      local i
       for ((i = 0; i < 10; i++)); do [[ -z $(node_payload_processes "$w") ]] && break; sleep 0.5; done
       [[ -z $(node_payload_processes "$w") ]] || { echo "# $w was not reset and holds: $(node_payload_processes "$w" | xargs ps -o pid,args -p)" >&3; false; }
     fi
@@ -353,6 +355,15 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   sleep 6
   d2=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -newermt '-0 seconds' 2>/dev/null | wc -l; find "$SHARED_ROOT/jobs/$waited/checkpoints" "$SHARED_ROOT/jobs/$other/checkpoints" | sort | sha256sum)
   [[ $d1 == "$d2" ]]
+  # The new head's Ray never heard of the job: 51 says Ray lost it and shows
+  # the log kept in its directory; an id with no directory is no such job.
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$waited"
+  assert_success
+  [[ $stderr == *"job $waited: Ray lost the job (its directory is here; Ray does not list it"* ]]
+  [[ $output == *"step:1 - "* ]]
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "never-$waited"
+  assert_failure
+  [[ $stderr == *"job never-$waited: no such job: Ray does not know it and there is no job directory"* ]]
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   run "$MVP_REPO/scripts/50_status.sh"
