@@ -31,23 +31,17 @@ setup_file() {
 
 teardown_file() {
   load ../test_helper/common
-  local name
-  for name in $(jq -r .name "$BATS_FILE_TMPDIR/pods.jsonl" 2>/dev/null); do
-    podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
-  done
-  podman network rm -f "$NET" >/dev/null 2>&1 || true
+  load ../test_helper/kuberay_tier
+  kuberay_tier_teardown "$BATS_FILE_TMPDIR/pods.jsonl"
 }
 
 setup() {
   load ../test_helper/common
+  load ../test_helper/kuberay_tier
 }
 
 pods() { jq -c "select(.role == \"$1\")" "$BATS_FILE_TMPDIR/pods.jsonl"; }
 
-# pod_argv JSON: ARGV, the pod's `podman run` arguments (after the options).
-pod_argv() {
-  mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
-}
 
 # The dashboard of the head pod, with the token (Ray's HTTP auth).
 dash() {
@@ -110,7 +104,8 @@ alive_nodes() {
   pod_argv "$sub"
   run --separate-stderr timeout 600 podman run --rm "${ARGV[@]}"
   [[ $status == 0 ]] || { echo "$stderr" | tail -30; false; }
-  assert_equal "$(last_line)" "$id"
+  # The helper speaks the output contract: the id as a key=value line.
+  assert_equal "$(last_line)" "submission_id=$id"
   local jd="$SHARED_ROOT/jobs/$id"
   local f
   for f in config/job_spec.json config/runtime_env.json config/submit_cmd.txt logs/driver.log logs/submit.log result.json; do

@@ -44,20 +44,15 @@ render_pods() {
 
 teardown_file() {
   load ../test_helper/common
-  local name
-  for name in $(jq -r .name "$BATS_FILE_TMPDIR/good.jsonl" 2>/dev/null); do
-    podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
-  done
-  podman network rm -f "$NET" >/dev/null 2>&1 || true
+  load ../test_helper/kuberay_tier
+  kuberay_tier_teardown "$BATS_FILE_TMPDIR/good.jsonl"
 }
 
 setup() {
   load ../test_helper/common
+  load ../test_helper/kuberay_tier
 }
 
-pod_argv() {
-  mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
-}
 
 # night NAME: one run of the CronJob's pod from NAME.yaml, as Kubernetes runs it.
 night() {

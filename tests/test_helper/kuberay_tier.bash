@@ -24,3 +24,19 @@ kuberay_tier_setup() {
   export MVP_K8S_IMAGE
   echo "# pods' image $MVP_K8S_IMAGE ready in $((SECONDS - start))s" >&3
 }
+
+# kuberay_tier_teardown PODS_JSONL: removes every pod the file lists and the
+# tier's network, whatever state a failed test left them in.
+kuberay_tier_teardown() {
+  local name
+  for name in $(jq -r .name "$1" 2>/dev/null); do
+    podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
+  done
+  podman network rm -f "$NET" >/dev/null 2>&1 || true
+}
+
+# pod_argv JSON: ARGV, the pod's `podman run` arguments (after the options).
+# shellcheck disable=SC2034  # ARGV is read by the tests that call it
+pod_argv() {
+  mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
+}
