@@ -426,8 +426,12 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
 # session (the host directory that holds its /tmp/ray): named for the job, or
 # prestarted (ffffffff) and marked `:job_id:HEX` on their first line.
 job_files_on() {
-  local f
-  for f in "$MVP_STATE_DIR/nodes/$1/tmp-ray"/session_2*/logs/worker-*.{out,err}; do
+  # The node's current Ray session only: a head restart earlier in this file
+  # started new sessions, whose job ids count from 01000000 again, so an old
+  # session holds files of another job with the same id.
+  local tmp=$MVP_STATE_DIR/nodes/$1/tmp-ray f session
+  session=$(readlink "$tmp/session_latest") || return 1
+  for f in "$tmp/${session##*/}"/logs/worker-*.{out,err}; do
     [[ -f $f ]] || continue
     [[ $(basename "$f") == worker-*-"$2"-* || $(head -n 1 "$f") == ":job_id:$2" ]] && echo "$f"
   done
@@ -460,8 +464,9 @@ job_files_on() {
   # Killed only once each of those has had a sync (on a loaded machine a
   # fixed pause was not always one): what the keeper copied before the node
   # died is what must survive it.
+  local deadline=$((SECONDS + 60))
   for f in "${theirs[@]}"; do
-    for ((i = 0; i < 300; i++)); do [[ -f $logs/nodes/$other_ip/$(basename "$f") ]] && break; sleep 0.2; done
+    while [[ ! -f $logs/nodes/$other_ip/$(basename "$f") ]] && ((SECONDS < deadline)); do sleep 0.2; done
   done
   # The next tests need both workers, also when this one fails.
   touch "$BATS_TEST_TMPDIR/restart-cluster"
