@@ -3,7 +3,9 @@
 # workers, each a namespace with its own address and a real OpenSSH server)
 # plus a spare node whose /private is its own, not the shared storage: a
 # worker whose sshd is down, a changed host key and a worker without the
-# shared mount are each named in one line, and 00 reports them all at once.
+# shared mount are each named in one line, and 00 reports them all at once;
+# the driver's Ray processes killed mid-job on a node that stays up leave
+# the job's logs in its directory.
 # teardown_file stops every node by PID even when a test fails.
 
 setup_file() {
