@@ -112,7 +112,7 @@ process_tree() {
   CODE_ID=standin ssh_rb 31_snapshot_verl_code >/dev/null 2>>"$MVP_TEST_LOG"
   echo "# 30+31 took $((SECONDS - t0)) s" >&3
   { sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml"; echo "submission_id: $id"; } >"$spec"
-  MVP_LOG_SYNC_SECONDS=1 ssh_rb 43_submit_jobspec "$spec" --wait --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=20 \
+  MVP_LOG_SYNC_SECONDS=1 ssh_rb 43_submit_jobspec "$spec" --wait --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
   ip=$(ssh_driver_ip_when_running "$id")
@@ -157,7 +157,7 @@ process_tree() {
     n=$((n + 1))
   done
   ((n > 0))
-  grep -E "^cut off (at step [1-9][0-9]* of 20|before its first step) \(ended FAILED; " "$logs/../debug/cut_off.txt"
+  grep -E "^cut off (at step [1-9][0-9]* of [1-9][0-9]*|before its first step) \(ended FAILED; " "$logs/../debug/cut_off.txt"
   run --separate-stderr ssh_rb 51_logs "$id"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
