@@ -149,7 +149,7 @@ def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> O
     if not ray_dir:
         return None
     copies = sorted(Path(ray_dir).glob(f"session_2*/logs/job-driver-{submission_id}.log"))
-    return copies[-1].read_text(encoding="utf-8", errors="replace") if copies else None
+    return copies[-1].read_bytes().decode("utf-8", errors="replace") if copies else None
 
 
 def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, node_ray_dirs: dict,
@@ -162,11 +162,16 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
             text, why = None, str(exc)
     if dash is None or text is None:
         text = _driver_log_on_node(job, submission_id, node_ray_dirs)
+    live = jd / "logs" / log_keeper.LIVE_NAME
+    if text is None and (jd / "logs" / log_keeper.DONE_NAME).is_file() and live.is_file():
+        # The driver's node kept its log to the driver's end: that is all of it.
+        # Bytes, not read_text: its newline translation would turn a progress
+        # bar's carriage returns into line ends.
+        text = live.read_bytes().decode("utf-8", errors="replace")
     if text is not None:
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
         (jd / "logs" / "driver.log.missing").unlink(missing_ok=True)
     else:
-        live = jd / "logs" / log_keeper.LIVE_NAME
         kept = (f"; its node kept {live} while it ran (last copied {_mtime(live)})" if live.is_file()
                 else "; no copy was kept while it ran")
         fsutil.write_text(jd / "logs" / "driver.log.missing", f"{why}; no copy on the driver's node either{kept}\n")

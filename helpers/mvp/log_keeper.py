@@ -40,6 +40,12 @@ except ImportError:  # loaded by launch.py as a top-level module
     import redact
 
 LIVE_NAME = "driver.live.log"
+# Written beside the copy once the keeper has made its last copy after the
+# driver's end: the copy is then the whole driver log, which archiving keeps
+# as driver.log when neither the dashboard nor the node's Ray logs can be read
+# from where it runs (the driver's Ray processes killed on an ssh, compose or
+# Slurm node that stays up).
+DONE_NAME = ".driver.live.done"
 # <job dir>/logs/NODES_DIR/<node ip>/: each node's Ray worker logs of the job.
 NODES_DIR = "nodes"
 # The job's Ray job id (hex), written by the dispatcher once it knows it.
@@ -120,6 +126,9 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
                 pos = copy_new(src, out, pos, redactor, final=not alive)
                 last = time.monotonic()
             if not alive:
+                # Before the lock goes: archiving waits for it, then looks.
+                os.close(os.open(os.path.join(os.path.dirname(dst), DONE_NAME), os.O_WRONLY | os.O_CREAT,
+                                 fsutil.FILE_MODE))
                 return
             time.sleep(min(WATCH_S, every_s))
 

@@ -263,7 +263,22 @@ def _name(submission_id: str) -> str:
     return name if name[:1].isalpha() else f"j{name}"[:MAX_RAYJOB_NAME]
 
 
+def _refuse_retries(spec_name: str, spec_text: str) -> None:
+    """A RayJob cannot resume its job: KubeRay ends the RayJob, and deletes
+    its cluster (shutdownAfterJobFinishes), when the Ray job named by its
+    jobId ends, so a resumption (a new job, <id>-r1) would have no cluster to
+    run on; and the operator's own retry (the RayJob's backoffLimit) starts
+    the job again from step 0 on a new cluster under the same jobId, which
+    the runbook refuses (ids are never reused). Refused, not dropped silently."""
+    retries = jobspec.parse_jobspec(spec_text, spec_name).get("retries") or 0
+    if retries > 0:
+        raise MvpError(f"{spec_name}: retries: {retries} cannot be honoured by a RayJob (its cluster is deleted when "
+                       "its one Ray job ends, so no resumption could run); set retries: 0 for a RayJob, or render a "
+                       "long-lived cluster (71 cluster) and submit to it with MVP_RUNTIME=kuberay and --wait --retry N")
+
+
 def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tuple) -> dict:
+    _refuse_retries(spec_name, spec_text)
     p = _plan(settings, spec_name, spec_text, cfg_text, overrides)
     spec = {"jobId": p.submission_id, **_job_spec(k, p, spec_name, spec_text, cfg_text, overrides, p.submission_id)}
     return {"apiVersion": "ray.io/v1", "kind": "RayJob",

@@ -37,6 +37,11 @@ setup() {
   SHARED=$MVP_HOST_SHARED_DIR
 }
 
+# A test that killed a worker container brings it back, pass or fail.
+teardown() {
+  if [[ -f $BATS_TEST_TMPDIR/restart-workers ]]; then "$MVP_REPO/scripts/21_start_workers.sh" >/dev/null 2>&1 || true; fi
+}
+
 nodes_json() {
   curl -fsS "$MVP_DASHBOARD/api/v0/nodes?detail=true" | jq '[.data.result.result[] | select(.state == "ALIVE")]'
 }
@@ -223,6 +228,63 @@ assert_job_on_worker() {
   assert_output --partial "job $id is STOPPED"
   [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/$id" | jq -r .status) == STOPPED ]]
   [[ $(host_job_json "$id" result.json .status) == STOPPED ]]
+}
+
+# Waits until job ID runs and prints the address of its driver.
+driver_ip_when_running() {
+  local i job
+  for ((i = 0; i < 300; i++)); do
+    job=$(curl -fsS "$MVP_DASHBOARD/api/jobs/$1" 2>/dev/null) || job='{}'
+    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
+      jq -r .driver_info.node_ip_address <<<"$job"
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+@test "the worker container holding the driver killed mid-job: FAILED, its driver and worker logs kept up to the last sync, the bundle says where it was cut off, 51 shows the kept log and tells it from no such job; 21 brings the container back" {
+  local id=compose-kill-$RANDOM ip node w logs i
+  logs=$SHARED/jobs/$id/logs
+  { cat "$BATS_FILE_TMPDIR/ppo.yaml"; echo "submission_id: $id"; } >"$BATS_TEST_TMPDIR/spec.yaml"
+  MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/spec.yaml" --wait \
+    --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
+    >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id")
+  for w in mvp11-ray-worker-0 mvp11-ray-worker-1; do [[ $(container_ip "$w") == "$ip" ]] && node=$w; done
+  [[ -n ${node:-} ]]
+  # Killed once its node keeper has had a sync of the job's worker logs.
+  for ((i = 0; i < 300; i++)); do compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break; sleep 0.2; done
+  sleep 1
+  touch "$BATS_TEST_TMPDIR/restart-workers"
+  local kept_before
+  kept_before=$(grep -c '' "$logs/driver.live.log")
+  docker kill "$node" >/dev/null
+  local rc=0
+  wait "$waiter" || rc=$?
+  cat "$BATS_TEST_TMPDIR/wait.err" >&2
+  ((rc == 1))
+  [[ $(host_job_json "$id" result.json .status) == FAILED ]]
+  # The node is gone with Ray's copy: what its keeper copied is kept, and said so.
+  grep -q "^MVP_PRECHECK_MARKER=standin$" "$logs/driver.live.log"
+  (($(grep -c '' "$logs/driver.live.log") >= kept_before))
+  grep -q "its node kept .*driver.live.log while it ran" "$logs/driver.log.missing"
+  compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
+  grep -E "^cut off (at step [1-9][0-9]* of [1-9][0-9]*|before its first step) \(ended FAILED; " "$SHARED/jobs/$id/debug/cut_off.txt"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  [[ $stderr == *"showing the copy its node kept while it ran"* ]]
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "compose-never-$RANDOM"
+  assert_failure 1
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  assert_output --partial "bringing back worker node(s) that are down: $node"
+  run nodes_json
+  jq -e 'length == 3' <<<"$output"
 }
 
 @test "02_down on podman: no container or network of the project is left; a second run is a SKIP" {

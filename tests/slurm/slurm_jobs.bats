@@ -142,3 +142,75 @@ assert_placement() {
   assert_output --partial "sbatch --test-only: Job"
   [[ -x $BATS_TEST_TMPDIR/ok.sbatch ]]
 }
+
+# slurm_node_of_job ID: the worker node (mvps-wN) whose namespace runs a
+# process of job ID's driver (its command line names the job directory).
+slurm_node_of_job() {
+  local node pid init ns
+  for node in mvps-w0 mvps-w1; do
+    init=$(cat "$MVP_SLURM_DIR/nodes/nodes/$node/init.pid" 2>/dev/null) || continue
+    ns=$(readlink "/proc/$init/ns/pid") || continue
+    for pid in /proc/[0-9]*; do
+      [[ $(readlink "$pid/ns/pid" 2>/dev/null) == "$ns" ]] || continue
+      tr '\0' ' ' <"$pid/cmdline" 2>/dev/null | grep -q "launch.py .*/jobs/$1\b" && { echo "$node"; return 0; }
+    done
+  done
+  return 1
+}
+
+# raylet_tree NODE: host PIDs of NODE's raylet and every process under it.
+raylet_tree() {
+  local init ns pid raylet="" i c
+  init=$(<"$MVP_SLURM_DIR/nodes/nodes/$1/init.pid")
+  ns=$(readlink "/proc/$init/ns/pid")
+  for pid in /proc/[0-9]*; do
+    [[ $(readlink "$pid/ns/pid" 2>/dev/null) == "$ns" && $(cat "$pid/comm" 2>/dev/null) == raylet ]] && raylet=${pid#/proc/}
+  done
+  [[ -n $raylet ]] || return 1
+  local -a all=("$raylet")
+  for ((i = 0; i < ${#all[@]}; i++)); do
+    for c in $(ps -o pid= --ppid "${all[$i]}"); do all+=("$c"); done
+  done
+  echo "${all[@]}"
+}
+
+@test "slurm: only the driver's Ray processes SIGKILLed on its node mid-job: the Slurm job fails, driver.log holds the job's start, the nodes' worker logs are kept, the bundle says where it was cut off, 51 shows the log" {
+  local id=slurm-rayonly-$RANDOM node i
+  { sed -e 's|^model: .*|model: common/models/mvp-fixtures/model-standin|' "$MVP_REPO/templates/jobspecs/ppo.yaml"
+    echo "submission_id: $id"; } >"$BATS_TEST_TMPDIR/spec.yaml"
+  MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/70_render_sbatch.sh" --out "$BATS_TEST_TMPDIR/job.sbatch" 43 \
+    "$BATS_TEST_TMPDIR/spec.yaml" --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 2>>"$MVP_TEST_LOG"
+  sbatch --parsable --wait "$BATS_TEST_TMPDIR/job.sbatch" >"$BATS_TEST_TMPDIR/sbatch.out" 2>&1 &
+  local waiter=$! logs=$SHARED_ROOT/jobs/$id/logs
+  # Killed once the node keepers have had a sync of the job's worker logs.
+  for ((i = 0; i < 600; i++)); do compgen -G "$logs/nodes/*/worker-*.out" >/dev/null && break; sleep 0.2; done
+  node=$(slurm_node_of_job "$id")
+  sleep 1
+  local -a tree
+  read -r -a tree <<<"$(raylet_tree "$node")"
+  ((${#tree[@]} > 1))
+  kill -KILL "${tree[@]}" 2>/dev/null || true  # one may have ended meanwhile
+  local rc=0
+  wait "$waiter" || rc=$?
+  ((rc != 0))
+  JOB=$(head -n 1 "$BATS_TEST_TMPDIR/sbatch.out") JOB=${JOB%%;*}
+  cat "$SHARED_ROOT/slurm/mvp-43-$JOB.out" >&2
+  assert_equal "$(slurm_state "$JOB")" JobState=FAILED
+  assert_equal "$(job_json "$id" result.json .status)" FAILED
+  cat "$logs/driver.log.missing" 2>/dev/null || true
+  [[ ! -e $logs/driver.log.missing ]]
+  run grep -c "^MVP_PRECHECK_MARKER=standin$" "$logs/driver.log"
+  assert_output 1
+  local ip
+  ip=$(job_json "$id" result.json .driver_node_ip)
+  compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
+  grep -E "^cut off (at step [1-9][0-9]* of [1-9][0-9]*|before its first step) \(ended FAILED; " "$SHARED_ROOT/jobs/$id/debug/cut_off.txt"
+  # The Slurm job's Ray is gone: 51 reads the job directory.
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "slurm-never-$RANDOM"
+  assert_failure 1
+  [[ $stderr == *"no such job"* ]]
+  wait_until 15 no_ray_left || { ray_left; false; }
+}

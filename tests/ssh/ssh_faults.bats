@@ -3,7 +3,9 @@
 # workers, each a namespace with its own address and a real OpenSSH server)
 # plus a spare node whose /private is its own, not the shared storage: a
 # worker whose sshd is down, a changed host key and a worker without the
-# shared mount are each named in one line, and 00 reports them all at once.
+# shared mount are each named in one line, and 00 reports them all at once;
+# the driver's Ray processes killed mid-job on a node that stays up leave
+# the job's logs in its directory.
 # teardown_file stops every node by PID even when a test fails.
 
 setup_file() {
@@ -31,6 +33,11 @@ teardown_file() {
 setup() {
   load ../test_helper/common
   load ../test_helper/ssh_nodes
+}
+
+# A test that killed a node's Ray brings the workers back, pass or fail.
+teardown() {
+  if [[ -f $BATS_TEST_TMPDIR/restart-workers ]]; then ssh_rb 21_start_workers >/dev/null 2>&1 || true; fi
 }
 
 @test "a four-node cluster over ssh: three workers registered with worker_node 100, the head with 0 CPU / 0 GPU" {
@@ -69,6 +76,100 @@ setup() {
   assert_output --partial "ERROR: node mvp11-ray-worker-1 is down and the ssh runtime could not bring it back"
   run grep -c 'host key has CHANGED' <<<"$output"
   assert_output 1
+}
+
+# Waits until job ID runs and prints the address of its driver.
+ssh_driver_ip_when_running() {
+  local i job
+  for ((i = 0; i < 300; i++)); do
+    job=$(ssh_dashboard "/api/jobs/$1" 2>/dev/null) || job='{}'
+    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
+      jq -r .driver_info.node_ip_address <<<"$job"
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# Host PIDs of PID and all its descendants (children first found, then theirs).
+process_tree() {
+  local -a todo=("$1") out=() c
+  local p
+  while ((${#todo[@]})); do
+    p=${todo[0]} todo=("${todo[@]:1}")
+    out+=("$p")
+    read -r -a c < <(cat "/proc/$p/task/"*/children 2>/dev/null; echo)
+    todo+=("${c[@]}")
+  done
+  echo "${out[@]}"
+}
+
+@test "only the driver's Ray processes SIGKILLed on its worker (node and sshd up): FAILED, driver.log holds the job's start, its worker logs kept, the bundle says where it was cut off, 51 shows the log" {
+  local id=ssh-rayonly-$RANDOM ip idx spec=$BATS_TEST_TMPDIR/ppo.yaml
+  local t0=$SECONDS
+  ssh_rb 30_prepare_data_and_model >/dev/null 2>>"$MVP_TEST_LOG"
+  CODE_ID=standin ssh_rb 31_snapshot_verl_code >/dev/null 2>>"$MVP_TEST_LOG"
+  echo "# 30+31 took $((SECONDS - t0)) s" >&3
+  { sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml"; echo "submission_id: $id"; } >"$spec"
+  MVP_LOG_SYNC_SECONDS=1 ssh_rb 43_submit_jobspec "$spec" --wait --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
+    >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(ssh_driver_ip_when_running "$id")
+  idx=$((${ip##*.} - 40))
+  ((idx >= 1 && idx <= 3))
+  local logs=$MVP_HOST_SHARED_DIR/jobs/$id/logs i
+  # Killed once the node's keeper has had a sync of the job's worker logs there.
+  for ((i = 0; i < 300; i++)); do compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break; sleep 0.2; done
+  sleep 1
+  touch "$BATS_TEST_TMPDIR/restart-workers"
+  # The node's raylet and everything Ray started under it (its workers, the
+  # job's supervisor and driver); the node, its sshd and the runbook's log
+  # keepers outside Ray's tree stay up.
+  local raylet="" pid
+  for pid in $(ssh_node_processes "$idx"); do
+    [[ $(cat "/proc/$pid/comm" 2>/dev/null) == raylet ]] && raylet=$pid
+  done
+  [[ -n $raylet ]]
+  local -a tree
+  read -r -a tree <<<"$(process_tree "$raylet")"
+  kill -KILL "${tree[@]}" 2>/dev/null || true  # one may have ended meanwhile
+  local rc=0
+  t0=$SECONDS
+  wait "$waiter" || rc=$?
+  echo "# FAILED seen $((SECONDS - t0)) s after the kill" >&3
+  cat "$BATS_TEST_TMPDIR/wait.err" >&2
+  ((rc == 1))
+  [[ $(jq -r .status "$logs/../result.json") == FAILED ]]
+  cat "$logs/driver.log.missing" 2>/dev/null || true
+  [[ ! -e $logs/driver.log.missing ]]
+  run grep -c "^MVP_PRECHECK_MARKER=standin$" "$logs/driver.log"
+  assert_output 1
+  # The node is up: its log is kept whole, as Ray's own copy on the node holds it.
+  ssh_to "$idx" "cat /tmp/ray/session_latest/logs/job-driver-$id.log" >"$BATS_TEST_TMPDIR/ray-copy.log"
+  diff "$BATS_TEST_TMPDIR/ray-copy.log" "$logs/driver.log"
+  # The job's Ray worker logs on the node are kept up to the last sync (its
+  # keeper, a Ray actor, died with the node's Ray): each a prefix of Ray's file.
+  local copy n=0 session
+  session=$(find "$SSH_TEST_DIR/nodes/ssh-node-$idx/tmp-ray" -maxdepth 1 -name 'session_2*' | sort | tail -n 1)
+  for copy in "$logs/nodes/$ip"/worker-*; do
+    cmp -n "$(stat -c %s "$copy")" "$copy" "$session/logs/$(basename "$copy")"
+    n=$((n + 1))
+  done
+  ((n > 0))
+  grep -E "^cut off (at step [1-9][0-9]* of [1-9][0-9]*|before its first step) \(ended FAILED; " "$logs/../debug/cut_off.txt"
+  run --separate-stderr ssh_rb 51_logs "$id"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  run --separate-stderr ssh_rb 51_logs "ssh-never-$RANDOM"
+  assert_failure 1
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+  t0=$SECONDS
+  run ssh_rb 21_start_workers
+  assert_success
+  echo "# 21 took $((SECONDS - t0)) s" >&3
+  run ssh_nodes_json
+  jq -e 'length == 4' <<<"$output"
 }
 
 @test "a worker whose sshd is down: 00 names it (with every other problem at once), 21 names it" {

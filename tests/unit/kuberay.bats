@@ -354,3 +354,19 @@ print(docs[0]["kind"], docs[0]["metadata"]["name"], sum(d["kind"] == "Persistent
     assert_output "PersistentVolumeClaim mvp-shared 1"
   done
 }
+
+@test "71 job: a JobSpec asking for retries is refused in one ERROR line (a RayJob's cluster ends with its one Ray job), nothing written; retries: 0 renders" {
+  local n
+  for n in 1 3; do
+    sed "s/^retries:.*/retries: $n/" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_TEST_TMPDIR/r.yaml"
+    run --separate-stderr "$MVP_REPO/scripts/71_render_kuberay.sh" job "$BATS_TEST_TMPDIR/r.yaml" --out "$BATS_TEST_TMPDIR/r-out.yaml"
+    assert_failure 1
+    assert_equal "$(grep -c '^ERROR: ' <<<"$stderr")" 1
+    assert_regex "$stderr" "ERROR: $BATS_TEST_TMPDIR/r.yaml: retries: $n cannot be honoured by a RayJob .*set retries: 0 for a RayJob, or render a long-lived cluster \(71 cluster\) and submit to it with MVP_RUNTIME=kuberay and --wait --retry N"
+    [[ ! -e $BATS_TEST_TMPDIR/r-out.yaml ]]
+  done
+  sed "s/^retries:.*/retries: 0/" "$MVP_REPO/templates/jobspecs/ppo.yaml" >"$BATS_TEST_TMPDIR/r0.yaml"
+  run "$MVP_REPO/scripts/71_render_kuberay.sh" job "$BATS_TEST_TMPDIR/r0.yaml" --out "$BATS_TEST_TMPDIR/r0-out.yaml"
+  assert_success
+  grep -q '^kind: RayJob' "$BATS_TEST_TMPDIR/r0-out.yaml"
+}

@@ -88,14 +88,39 @@ start_driver() {
   # While the driver runs, the keeper holds its copy: archiving would wait.
   run keeper_done 0.5
   assert_output False
+  [[ ! -e $JD/logs/.driver.live.done ]]
   kill_like_ray "$DRIVER_PID"
   # What the job's archiving waits for: once it returns, the copy is whole.
   run keeper_done 10
   assert_output True
   sed 's/s3cret-value-42/***/' "$BATS_TEST_TMPDIR/job-driver.log" >"$BATS_TEST_TMPDIR/expected.log"
   diff "$BATS_TEST_TMPDIR/expected.log" "$JD/logs/driver.live.log"
+  # It says so: the copy is the whole log.
+  [[ -f $JD/logs/.driver.live.done ]]
   wait_until 5 no_process_runs "$DRIVER"
   DRIVER_PID=""
+}
+
+# save_driver_log: jobdir's copy of the driver log when neither the dashboard
+# nor the node's Ray logs can be read from here (dash None, no node dirs).
+save_driver_log() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import jobdir
+from mvp.redact import Redactor
+jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}}, {}, Redactor([]))' "$JD"
+}
+
+@test "log keeper: archiving keeps the node's copy as driver.log when its keeper saw the driver end, and only then (the dashboard and the node's Ray logs out of reach)" {
+  # A progress bar's carriage returns are kept as they are (Ray's copy has them).
+  printf 'MVP_PRECHECK_MARKER=standin\nstep:1 - loss:1.0\n(TaskRunner pid=1) \rProgress: 1/2\r\n' >"$JD/logs/driver.live.log"
+  save_driver_log
+  [[ ! -e $JD/logs/driver.log ]]
+  grep -q "no copy on the driver's node either; its node kept $JD/logs/driver.live.log while it ran" "$JD/logs/driver.log.missing"
+  : >"$JD/logs/.driver.live.done"
+  save_driver_log
+  cmp "$JD/logs/driver.live.log" "$JD/logs/driver.log"
+  [[ ! -e $JD/logs/driver.log.missing ]]
 }
 
 @test "log keeper: no keeper with MVP_LOG_SYNC_SECONDS=0 or when stdout is not a file" {
