@@ -42,6 +42,14 @@ setup() {
   assert_failure 1
 }
 
+@test "python structure: no stand-in knob in production code (tests inject +mvp_standin.* themselves)" {
+  # The stand-in (tests/fixtures/verl_standin) is a test double: scripts,
+  # helpers, templates and config must work against real verl unchanged.
+  run grep -rlI "mvp_standin" "$MVP_REPO/scripts" "$MVP_REPO/helpers" "$MVP_REPO/templates" "$MVP_REPO/config"
+  assert_failure 1
+  assert_output ""
+}
+
 @test "python structure: the checker names a circle, an over-long function and dead code when there are some" {
   local pkg=$BATS_TEST_TMPDIR/pkg
   mkdir -p "$pkg/sub"
