@@ -23,7 +23,14 @@ def module_command(module: str, function: str):
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mvp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
+    # In this order in --help: the cluster, submitting, a job after it, the
+    # shared root's contents, the nightly.
+    for add in (_cluster_commands, _submit_commands, _job_commands, _shared_root_commands, _nightly_commands):
+        add(sub)
+    return p
 
+
+def _cluster_commands(sub) -> None:
     c = sub.add_parser("status", help="cluster shape, recent jobs, shared root")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=module_command("status", "main"))
@@ -38,6 +45,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("ips", nargs="*")
     c.set_defaults(func=module_command("cluster", "node_ids_main"))
 
+
+def _submit_commands(sub) -> None:
     c = sub.add_parser("submit", help="validate a JobSpec, create its job directory, submit it; "
                        "stdin: the JobSpec, a NUL byte, the Ray config")
     c.add_argument("--via", choices=("cli", "sdk"), required=True)
@@ -62,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
     c.set_defaults(func=module_command("render_kuberay", "main"))
 
+
+def _job_commands(sub) -> None:
     c = sub.add_parser("retry-from", help="where a failed job's chain goes on from (--retry): JOB/global_step_N")
     c.add_argument("submission_id")
     c.set_defaults(func=module_command("retry", "main"))
@@ -89,6 +100,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("submission_id")
     c.set_defaults(func=module_command("jobctl", "stop_main"))
 
+
+def _shared_root_commands(sub) -> None:
     c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
     c.add_argument("--force", action="store_true")
     c.set_defaults(func=module_command("prepare", "main"))
@@ -103,6 +116,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--markdown", action="store_true", required=True)
     c.set_defaults(func=module_command("settings", "main"))
 
+
+def _nightly_commands(sub) -> None:
     c = sub.add_parser("nightly", help="nightly regression steps")
     c.add_argument("step", choices=("inputs", "retention", "judge"))
     c.add_argument("--run-dir", required=True)
@@ -119,7 +134,6 @@ def parser() -> argparse.ArgumentParser:
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
     what.add_argument("--check", action="store_true", help="only check the nightly's settings")
     c.set_defaults(func=module_command("notify", "main"))
-    return p
 
 
 def main(argv=None) -> int:

@@ -276,6 +276,39 @@ def _claimed(dash: Dashboard, cdir: Path, sid: str, need: int, job_dir: Path):
         raise
 
 
+class _Waiter:
+    """One submission's wait for its GPUs so far: its place in line (a
+    ticket, with --queue), how often it found them taken, when it last said
+    whom it waits for."""
+
+    def __init__(self, cdir: Path, sid: str, need: int, queue: bool, timeout: float):
+        self.cdir, self.sid, self.need, self.queue, self.timeout = cdir, sid, need, queue, timeout
+        self.ticket: Optional[_Ticket] = None
+        self.start, self.reported, self.checks = time.monotonic(), None, 0
+
+    def taken(self, view: "_View", waiting: list) -> None:
+        """The GPUs are taken (or someone queued earlier): without --queue a
+        refusal once Ray's view has settled (BUSY_EXIT); with --queue a
+        ticket, a line every REPORT_S, and a refusal at the timeout."""
+        self.checks += 1
+        waited = time.monotonic() - self.start
+        if not self.queue and (self.checks >= SETTLE_CHECKS or not view.settling or waiting):
+            raise MvpError(_refusal(self.need, view, waiting, None), BUSY_EXIT)
+        if self.queue and waited >= self.timeout:
+            raise MvpError(_refusal(self.need, view, waiting, waited), BUSY_EXIT)
+        if self.queue and self.ticket is None:
+            self.ticket = _Ticket(self.cdir / "queue", self.sid, self.need)
+        if self.queue and (self.reported is None or time.monotonic() - self.reported >= REPORT_S):
+            ahead = f"; queued before it: {_ahead(waiting)}" if waiting else ""
+            log.step(f"queued: {self.need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
+                     f"({waited:.0f}s of at most {self.timeout:g}s)")
+            self.reported = time.monotonic()
+
+    def leave(self) -> None:
+        if self.ticket:
+            self.ticket.leave()
+
+
 @contextmanager
 def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: Path, need: int, queue: bool,
           timeout: float, claim_max: float):
@@ -286,8 +319,7 @@ def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: P
         yield
         return
     cdir = cluster_dir(shared_root, cluster)
-    ticket: Optional[_Ticket] = None
-    start, reported, checks = time.monotonic(), None, 0
+    waiter = _Waiter(cdir, sid, need, queue, timeout)
     try:
         while True:
             t0 = time.perf_counter()
@@ -295,30 +327,16 @@ def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: P
                 view = _view(dash, cdir, claim_max)
                 if need > view.total:
                     raise _never_fits(need, view.total)
-                waiting = _waiting(cdir / "queue", ticket.name if ticket else None)
+                waiting = _waiting(cdir / "queue", waiter.ticket.name if waiter.ticket else None)
                 if view.free >= need and not waiting:
-                    if ticket:
-                        ticket.leave()
+                    waiter.leave()
                     with _claimed(dash, cdir, sid, need, job_dir):
                         # bench/submit.sh reads the ms.
                         log.info(f"admitted: {need} GPUs needed, {view.free:g} of {view.total:g} free; claimed "
                                  f"under {cdir / 'lock'} ({(time.perf_counter() - t0) * 1000:.0f} ms)")
                         yield
                     return
-                checks += 1
-                waited = time.monotonic() - start
-                if not queue and (checks >= SETTLE_CHECKS or not view.settling or waiting):
-                    raise MvpError(_refusal(need, view, waiting, None), BUSY_EXIT)
-                if queue and waited >= timeout:
-                    raise MvpError(_refusal(need, view, waiting, waited), BUSY_EXIT)
-                if queue and ticket is None:
-                    ticket = _Ticket(cdir / "queue", sid, need)
-                if queue and (reported is None or time.monotonic() - reported >= REPORT_S):
-                    ahead = f"; queued before it: {_ahead(waiting)}" if waiting else ""
-                    log.step(f"queued: {need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
-                             f"({waited:.0f}s of at most {timeout:g}s)")
-                    reported = time.monotonic()
+                waiter.taken(view, waiting)
             time.sleep(POLL_S if queue else SETTLE_S)
     finally:
-        if ticket:
-            ticket.leave()
+        waiter.leave()

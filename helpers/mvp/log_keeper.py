@@ -214,8 +214,31 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
     says so; then the rest. Holds an exclusive flock on dst_dir meanwhile
     (wait_until_done), and copies nothing when `closed` exists (archiving
     has begun: the job directory is final)."""
-    if os.path.exists(closed):
+    lock = _lock_node_dir(dst_dir, closed)
+    if lock is None:
         return
+    known, pos, outs, last = {}, {}, {}, 0.0
+    try:
+        while True:
+            names = job_files(logs_dir, job_hex, known)
+            over = job_over(names)
+            if over or time.monotonic() - last >= every_s:
+                _copy_round(logs_dir, dst_dir, names, pos, outs, redactor, final=over)
+                last = time.monotonic()
+            if over:
+                return
+            time.sleep(min(WATCH_S, every_s))
+    finally:
+        for out in outs.values():
+            out.close()
+        os.close(lock)
+
+
+def _lock_node_dir(dst_dir: str, closed: str):
+    """The node's copy directory, made and flock'ed (the descriptor), or None
+    when archiving has begun (`closed` exists) before or while it was made."""
+    if os.path.exists(closed):
+        return None
     # Both levels (logs/nodes/ and the node's own) get the job directory's
     # mode: makedirs gives its mode to the last level only.
     os.makedirs(os.path.dirname(dst_dir), mode=0o750, exist_ok=True)
@@ -230,30 +253,22 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
             os.rmdir(dst_dir)
         except OSError:
             pass
-        return
-    known, pos, outs, last = {}, {}, {}, 0.0
-    try:
-        while True:
-            names = job_files(logs_dir, job_hex, known)
-            over = job_over(names)
-            if over or time.monotonic() - last >= every_s:
-                for name in names:
-                    if name not in outs:
-                        outs[name] = os.fdopen(os.open(os.path.join(dst_dir, name),
-                                                       os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb")
-                        os.fchmod(outs[name].fileno(), fsutil.FILE_MODE)
-                    src = os.path.join(logs_dir, name)
-                    if _size(src) < pos.get(name, 0):
-                        pos[name] = 0  # rotated by Ray (RAY_ROTATION_MAX_BYTES): the new file from its start
-                    pos[name] = copy_new(src, outs[name], pos.get(name, 0), redactor, final=over)
-                last = time.monotonic()
-            if over:
-                return
-            time.sleep(min(WATCH_S, every_s))
-    finally:
-        for out in outs.values():
-            out.close()
-        os.close(lock)
+        return None
+    return lock
+
+
+def _copy_round(logs_dir: str, dst_dir: str, names: list, pos: dict, outs: dict, redactor, final: bool) -> None:
+    """One copy of what each worker log gained since the last round (pos:
+    bytes copied per name; outs: the open copies, opened on first sight)."""
+    for name in names:
+        if name not in outs:
+            outs[name] = os.fdopen(os.open(os.path.join(dst_dir, name),
+                                           os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb")
+            os.fchmod(outs[name].fileno(), fsutil.FILE_MODE)
+        src = os.path.join(logs_dir, name)
+        if _size(src) < pos.get(name, 0):
+            pos[name] = 0  # rotated by Ray (RAY_ROTATION_MAX_BYTES): the new file from its start
+        pos[name] = copy_new(src, outs[name], pos.get(name, 0), redactor, final=final)
 
 
 def node_job_over(driver_copy: str, grace_s: float = WORKERS_GRACE_S):
@@ -294,9 +309,6 @@ class NodeKeeper:
                       redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME))
         finally:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
-
-    def ping(self) -> bool:
-        return True
 
 
 def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s: float) -> None:

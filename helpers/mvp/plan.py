@@ -20,20 +20,6 @@ LAUNCHER = Path(__file__).with_name("launch.py")
 # On a job's PYTHONPATH when it has private variables: mvp_private_env.py.
 JOB_ENV_DIR = Path(__file__).parent.parent / "jobenv"
 
-# verl 0.9.1's main_ppo puts these names in the runtime_env of its own
-# ray.init (verl/trainer/constants_ppo.py, get_ppo_ray_runtime_env), and Ray
-# refuses to merge a job env var of the same name with it: the job would fail
-# at start-up. Each with the way verl does want it set.
-VERL_RESERVED_ENV = {
-    "VERL_FULL_DETERMINISM": "set actor_rollout_ref.rollout.full_determinism=true instead",
-    "VLLM_BATCH_INVARIANT": "set actor_rollout_ref.rollout.full_determinism=true instead",
-    "VERL_RL_INSIGHT_ENABLE": "add rl_insight to trainer.logger instead",
-    **{name: "verl forwards it from the driver's environment: set it in the nodes' environment before ray start"
-       for name in ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG", "FLASH_ATTENTION_DETERMINISTIC",
-                    "NCCL_DETERMINISTIC", "NCCL_ALGO")},
-}
-
-
 class Plan:
     """What one submission is made of. (A plain class: dataclasses costs 8 ms
     of imports on the submit path, which is benchmarked.)"""
@@ -325,19 +311,11 @@ def _job_env(spec: dict, ray_cfg: dict, settings: Settings, overlay, workload: W
 
 
 def _trainer_env(env: dict, workload: Workload) -> None:
-    """What each trainer needs in its environment, and what verl refuses there."""
-    if workload.name == "sft":
-        env.setdefault("RAY_ADDRESS", "auto")
-        # sft_trainer_ray's driver trains in-process on trainer.device, which
-        # verl's auto_set_device makes cuda even when asked for cpu. A driver
-        # asks Ray for no GPU, and Ray before 2.60 then sets
-        # CUDA_VISIBLE_DEVICES="" ("No CUDA GPUs are available"); 0 here keeps
-        # the node's GPUs visible to it.
-        env.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-        return
-    # verl's multi-node guide sets it in the job's runtime_env.
-    env.setdefault("TORCH_NCCL_AVOID_RECORD_STREAMS", "1")
-    for name in sorted(set(env) & set(VERL_RESERVED_ENV)):
+    """What each trainer needs in its environment, and what verl refuses
+    there (the workload table says which and why)."""
+    for name, value in workload.job_env.items():
+        env.setdefault(name, value)
+    for name in sorted(set(env) & set(workload.refused_env)):
         raise MvpError(f"env_vars.{name}: verl's main_ppo sets {name} in the runtime_env of its own ray.init "
                        f"(verl/trainer/constants_ppo.py) and Ray refuses a job env var of the same name; "
-                       f"{VERL_RESERVED_ENV[name]}")
+                       f"{workload.refused_env[name]}")

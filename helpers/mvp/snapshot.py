@@ -90,6 +90,8 @@ def default_id(src: Path, digest: str, git: dict) -> str:
 
 
 def create(src: Path, shared_root: Path, code_id: str) -> Path:
+    """The snapshot of src under code_id (default: default_id), or the
+    existing one when it holds the same content."""
     if not (src / "verl" / "__init__.py").is_file():
         raise MvpError(f"MVP_VERL_SRC: {src} is not a verl source tree (no verl/__init__.py); "
                        "git clone https://github.com/volcengine/verl.git there, or point MVP_VERL_SRC at one")
@@ -99,41 +101,18 @@ def create(src: Path, shared_root: Path, code_id: str) -> Path:
     code_id = check_id(code_id or default_id(src, digest, git), "CODE_ID")
     root = code_root(shared_root)
     target = root / code_id
-    existing = fsutil.read_json(target / MANIFEST)
-    if target.exists():
-        if existing and existing.get("content_sha256") == digest:
-            log.skip(f"code snapshot {code_id} ({target} holds the same content)")
-            return target
-        raise MvpError(f"code snapshot {code_id} already exists at {target} with other content; snapshots are "
-                       "immutable, pick a new CODE_ID")
+    if _same_already(target, code_id, digest):
+        return target
     root.mkdir(parents=True, exist_ok=True)
     base_id = newest(shared_root)
-    base = fsutil.read_json(root / base_id / MANIFEST) if base_id else None
-    base_files = (base or {}).get("files", {})
     tmp = root / f"{fsutil.TMP_PREFIX}{code_id}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    linked = copied = size = 0
     try:
-        for rel, sha in files.items():
-            dst = tmp / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if base_files.get(rel) == sha:
-                os.link(root / base_id / rel, dst)
-                linked += 1
-            else:
-                shutil.copy2(src / rel, dst)
-                os.chmod(dst, 0o444)
-                copied += 1
-            size += dst.stat().st_size
-        (tmp / MARKER_FILE).write_text(f'"""Which code snapshot this is (written by 31_snapshot_verl_code.sh)."""\n'
-                                       f'MARKER = "{code_id}"\n')
-        manifest = {
-            "code_id": code_id, "source_path": str(src), **git,
-            "file_count": len(files), "size_bytes": size, "content_sha256": digest,
-            "hard_linked_from": base_id if linked else None, "hard_linked_files": linked,
-            "created_at": datetime.now(timezone.utc).isoformat(), "files": files,
-        }
-        fsutil.write_json(tmp / MANIFEST, manifest)
+        linked, copied, size = _fill(tmp, src, files, root / base_id if base_id else None)
+        _seal(tmp, code_id, {"code_id": code_id, "source_path": str(src), **git,
+                             "file_count": len(files), "size_bytes": size, "content_sha256": digest,
+                             "hard_linked_from": base_id if linked else None, "hard_linked_files": linked,
+                             "created_at": datetime.now(timezone.utc).isoformat(), "files": files})
         os.rename(tmp, target)
     except FileExistsError:
         raise MvpError(f"code snapshot {code_id} appeared while this one was built; run again to compare") from None
@@ -145,6 +124,47 @@ def create(src: Path, shared_root: Path, code_id: str) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     log.step(f"code snapshot {code_id}: {len(files)} files ({copied} copied, {linked} hard-linked from {base_id}) at {target}")
     return target
+
+
+def _same_already(target: Path, code_id: str, digest: str) -> bool:
+    """True (a SKIP) when target holds this content already; refuses other
+    content under the same id: snapshots are immutable."""
+    if not target.exists():
+        return False
+    existing = fsutil.read_json(target / MANIFEST)
+    if existing and existing.get("content_sha256") == digest:
+        log.skip(f"code snapshot {code_id} ({target} holds the same content)")
+        return True
+    raise MvpError(f"code snapshot {code_id} already exists at {target} with other content; snapshots are "
+                   "immutable, pick a new CODE_ID")
+
+
+def _fill(tmp: Path, src: Path, files: dict, base: Optional[Path]) -> tuple:
+    """Puts every file in tmp: a hard link to the newest snapshot's copy
+    when unchanged (costs no disk), else a read-only copy. Returns (linked,
+    copied, bytes)."""
+    base_files = ((fsutil.read_json(base / MANIFEST) if base else None) or {}).get("files", {})
+    linked = copied = size = 0
+    for rel, sha in files.items():
+        dst = tmp / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if base_files.get(rel) == sha:
+            os.link(base / rel, dst)
+            linked += 1
+        else:
+            shutil.copy2(src / rel, dst)
+            os.chmod(dst, 0o444)
+            copied += 1
+        size += dst.stat().st_size
+    return linked, copied, size
+
+
+def _seal(tmp: Path, code_id: str, manifest: dict) -> None:
+    """The marker the job's driver reports (which snapshot it imported) and
+    the manifest (what the snapshot holds)."""
+    (tmp / MARKER_FILE).write_text(f'"""Which code snapshot this is (written by 31_snapshot_verl_code.sh)."""\n'
+                                   f'MARKER = "{code_id}"\n')
+    fsutil.write_json(tmp / MANIFEST, manifest)
 
 
 def derive_preflight_facts(target: Path, settings) -> None:

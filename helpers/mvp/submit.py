@@ -41,6 +41,25 @@ def _submit_cli(plan, redactor: Redactor, before_submit=None) -> str:
     Ray's GCS client) overlaps the CLI's start-up, and still no job can start
     before its private variables are stored. If before_submit() raises, the
     CLI is killed before it has read a byte."""
+    proc, write_end = _start_cli(plan)
+    try:
+        if before_submit:
+            before_submit()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        os.close(write_end)
+        raise
+    output = redactor.text(_feed_and_wait(proc, write_end, json.dumps(plan.runtime_env).encode()))
+    if proc.returncode != 0:
+        last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
+        raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
+    return output
+
+
+def _start_cli(plan) -> tuple:
+    """The CLI started with the read end of a fresh pipe as its runtime_env
+    file: (the process, the write end, still to be fed)."""
     read_end, write_end = os.pipe()
     argv = plan.ray_cli_argv(["--runtime-env", f"/dev/fd/{read_end}"])
     argv[0] = ray_cli()
@@ -52,17 +71,15 @@ def _submit_cli(plan, redactor: Redactor, before_submit=None) -> str:
         raise MvpError(f"ray job submit did not run: {exc}") from None
     finally:
         os.close(read_end)
-    try:
-        if before_submit:
-            before_submit()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        os.close(write_end)
-        raise
+    return proc, write_end
+
+
+def _feed_and_wait(proc, write_end: int, data: bytes) -> str:
+    """Writes the runtime_env into the pipe and waits for the CLI (at most
+    SUBMIT_TIMEOUT_S): its merged output."""
     # A thread writes, so a runtime_env larger than the pipe's buffer cannot
     # block against the CLI's own output.
-    feeder = threading.Thread(target=_feed, args=(write_end, json.dumps(plan.runtime_env).encode()))
+    feeder = threading.Thread(target=_feed, args=(write_end, data))
     feeder.start()
     try:
         stdout, _ = proc.communicate(timeout=SUBMIT_TIMEOUT_S)
@@ -72,11 +89,7 @@ def _submit_cli(plan, redactor: Redactor, before_submit=None) -> str:
         raise MvpError(f"ray job submit did not finish in {SUBMIT_TIMEOUT_S} s") from None
     finally:
         feeder.join()
-    output = redactor.text(stdout)
-    if proc.returncode != 0:
-        last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
-        raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
-    return output
+    return stdout
 
 
 def _feed(fd: int, data: bytes) -> None:
@@ -127,43 +140,69 @@ def _read_inputs(data: bytes, spec_name: str, cfg_name: str) -> tuple:
 
 
 def main(args, settings) -> int:
+    spec, ray_cfg = _spec_and_config(args, settings)
+    extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
+    plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
+    redactor = Redactor(redact.secret_values(plan.env_vars))
+    files = _config_files(plan, spec, args.jobspec_name, ray_cfg, args.ray_config_name)
+    log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
+    if args.check_only:
+        return _show_check(args, plan, files)
+    dash = Dashboard(plan.address)
+    _check_cluster(dash, plan, settings)
+    # The check and the submit are one step for this cluster: admission's
+    # lock is held until Ray has the job (or refused it).
+    with admission.admit(dash, plan.shared_root, plan.cluster, plan.submission_id, plan.job_dir,
+                         gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
+                         settings.admission_claim_s):
+        submitted = _claim_and_submit(args, plan, files, dash, redactor, settings)
+    # Ray runs the job from here on: whatever fails now, its id is printed.
+    kv.emit(("submission_id", plan.submission_id))
+    _record_submission(args, plan, files, dash, *submitted)
+    if args.wait:
+        from argparse import Namespace
+        from . import jobctl
+        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
+    return 0
+
+
+def _spec_and_config(args, settings) -> tuple:
+    """The JobSpec (with what 40-44's flags put in it) and the Ray config."""
     spec_text, ray_cfg_text = _read_inputs(sys.stdin.buffer.read(), args.jobspec_name, args.ray_config_name)
     spec = jobspec.parse_jobspec(spec_text, args.jobspec_name)
-    ray_cfg_name = args.ray_config_name
-    ray_cfg = jobspec.parse_ray_config(ray_cfg_text, ray_cfg_name)
+    ray_cfg = jobspec.parse_ray_config(ray_cfg_text, args.ray_config_name)
     if args.configured_model:
         spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))
     if args.reward_fn:
         path, _, name = args.reward_fn.partition(":")
         spec.update(reward_fn_path=path, reward_fn_name=name or spec.get("reward_fn_name"))
-    extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
-    plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
-    redactor = Redactor(redact.secret_values(plan.env_vars))
-    files = _config_files(plan, spec, args.jobspec_name, ray_cfg, ray_cfg_name)
-    log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
-    if args.check_only:
-        sys.stdout.write(files["job_spec.json"])
-        log.step(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
-        print(files["submit_cmd.txt"], end="", file=sys.stderr)
-        return 0
+    return spec, ray_cfg
 
-    dash = Dashboard(plan.address)
+
+def _show_check(args, plan, files: dict) -> int:
+    """--check-only: the resolved JobSpec on stdout, the command on stderr."""
+    sys.stdout.write(files["job_spec.json"])
+    log.step(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
+    print(files["submit_cmd.txt"], end="", file=sys.stderr)
+    return 0
+
+
+def _check_cluster(dash: Dashboard, plan, settings) -> None:
+    """What would make the submission fail at Ray or minutes into the job:
+    a reused id, a profile that does not fit the nodes, a full disk."""
     if dash.job(plan.submission_id) is not None:
         raise MvpError(f"submission id {plan.submission_id} already exists in Ray; ids are never reused, "
                        "leave submission_id empty to get a new one")
     if not plan.standin:
         profile.check_cluster(plan.profile, dash.nodes())
     fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
-    # The check and the submit are one step for this cluster: admission's
-    # lock is held until Ray has the job (or refused it).
-    with admission.admit(dash, plan.shared_root, plan.cluster, plan.submission_id, plan.job_dir,
-                         gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
-                         settings.admission_claim_s):
-        output, submitted_at, kinds, bundle_errors, store = _claim_and_submit(args, plan, files, dash, redactor,
-                                                                              settings)
+
+
+def _record_submission(args, plan, files: dict, dash: Dashboard, output: str, submitted_at: str, kinds: list,
+                       bundle_errors: list, store) -> None:
+    """logs/submit.log, the sweep of ended jobs' private variables, the line
+    saying what was submitted."""
     job_dir = plan.job_dir
-    # Ray runs the job from here on: whatever fails now, its id is printed.
-    kv.emit(("submission_id", plan.submission_id))
     event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
              "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
     if bundle_errors:
@@ -177,28 +216,29 @@ def main(args, settings) -> int:
         _sweep_ended(store, dash)
     log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
              f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
-    if args.wait:
-        from argparse import Namespace
-        from . import jobctl
-        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
-    return 0
+
+
+class _BundleTaker:
+    """The submit-time debug bundle, taken in a thread while Ray takes the
+    job: its HTTP calls overlap the Ray CLI's (or SDK's) second of Python
+    start-up."""
+
+    def __init__(self, dash: Dashboard, debug_dir: Path, redactor: Redactor):
+        self.kinds, self.errors = [], []
+        self.thread = threading.Thread(target=self._take, args=(dash, debug_dir, redactor))
+
+    def _take(self, dash: Dashboard, debug_dir: Path, redactor: Redactor) -> None:
+        try:
+            self.kinds.extend(bundle.collect(dash, debug_dir, "submit", redactor))
+        except OSError as exc:  # a full disk must not kill the submission half-way
+            self.errors.append(f"{exc.strerror or exc}")
 
 
 def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings) -> tuple:
     """Job directory, config files, private variables, then Ray: (output,
     submitted_at, debug bundle kinds, bundle errors, private-variable store)."""
     job_dir = jobdir.claim(plan.job_dir)
-    # The submit-time debug bundle is taken while Ray takes the job: its HTTP
-    # calls overlap the Ray CLI's (or SDK's) second of Python start-up.
-    kinds, bundle_errors = [], []
-
-    def take_bundle() -> None:
-        try:
-            kinds.extend(bundle.collect(dash, job_dir / "debug", "submit", redactor))
-        except OSError as exc:  # a full disk must not kill the submission half-way
-            bundle_errors.append(f"{exc.strerror or exc}")
-
-    collector = threading.Thread(target=take_bundle)
+    taker = _BundleTaker(dash, job_dir / "debug", redactor)
     stores = []
 
     def store_private_env() -> None:
@@ -209,25 +249,31 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
         for name, text in files.items():
             fsutil.write_text(job_dir / "config" / name, text)
         submitted_at = datetime.now(timezone.utc).isoformat()
-        collector.start()
+        taker.thread.start()
         if args.via == "cli":
             output = _submit_cli(plan, redactor, before_submit=store_private_env)
         else:
             store_private_env()
             output = _submit_sdk(plan)
-        collector.join()
+        taker.thread.join()
     except BaseException as exc:
-        if collector.is_alive():
-            collector.join()
-        # Nothing half-made stays behind, unless Ray took the job after all.
-        if not _ray_knows(dash, plan.submission_id):
-            for store in stores:
-                _quietly(store.delete, plan.submission_id)
-            shutil.rmtree(job_dir, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
+        if taker.thread.is_alive():
+            taker.thread.join()
+        _undo_unless_submitted(dash, plan, job_dir, stores, exc)
         raise
-    return output, submitted_at, kinds, bundle_errors, (stores[0] if stores else None)
+    return output, submitted_at, taker.kinds, taker.errors, (stores[0] if stores else None)
+
+
+def _undo_unless_submitted(dash: Dashboard, plan, job_dir: Path, stores: list, exc: BaseException) -> None:
+    """Nothing half-made stays behind, unless Ray took the job after all; a
+    write error becomes one line saying nothing was submitted."""
+    if _ray_knows(dash, plan.submission_id):
+        return
+    for store in stores:
+        _quietly(store.delete, plan.submission_id)
+    shutil.rmtree(job_dir, ignore_errors=True)
+    if isinstance(exc, OSError):
+        raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
 
 
 def _store_private_env(plan, settings) -> "mvp_private_env.Store":

@@ -1,13 +1,21 @@
 """Reads the helper package's Python as farm-studio does (imports and
 definitions, nothing run) and prints one line per breach of issue 22's
-structure rules: an import circle between modules, or a function longer
-than --max-lines in the files named by --short-functions.
+structure rules: an import circle between modules (a lazy import inside a
+function counts), a function longer than --max-lines, or (--dead-code REPO)
+a definition whose name appears nowhere else in the repository.
 
-Usage: python_structure.py PACKAGE_DIR [--max-lines N] [--short-functions FILE...]"""
+Usage: python_structure.py PACKAGE_DIR [--max-lines N] [--short-functions FILE... | --all-functions]
+                           [--allow FILE:FUNCTION...] [--dead-code REPO_DIR]"""
 import argparse
 import ast
+import os
+import re
 import sys
 from pathlib import Path
+
+# Not part of the repository's own text: environments, caches, VCS data.
+SKIPPED_DIRS = {".git", ".venv", ".mvp", "__pycache__", "node_modules", ".pytest_cache"}
+MAX_TEXT_BYTES = 1 << 20
 
 
 def module_name(package: Path, path: Path) -> str:
@@ -27,7 +35,8 @@ def imports_of(package: Path, path: Path) -> set:
             base = ".".join(here[:len(here) - node.level + 1] + ([node.module] if node.module else []))
             found.update([f"{base}.{a.name}" for a in node.names] + [base])
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            # `from mvp import plan` names a module as much as `from . import plan`.
+            found.update([f"{node.module}.{a.name}" for a in node.names] + [node.module])
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
     return found
@@ -60,16 +69,71 @@ def long_functions(path: Path, max_lines: int) -> list:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > max_lines]
 
 
+def definitions(path: Path) -> list:
+    """(name, line) of what a module offers: its functions, classes and
+    assigned names, and its classes' own methods (dunders aside: Python
+    calls those)."""
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append((node.name, node.lineno))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out += [(t.id, node.lineno) for t in targets if isinstance(t, ast.Name)]
+        if isinstance(node, ast.ClassDef):
+            out += [(m.name, m.lineno) for m in node.body
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("__")]
+    return out
+
+
+def repo_texts(repo: Path) -> list:
+    """Every text file of the repository (scripts, tests, docs, bench...):
+    a name used by a bats test or a shell script's python -c is used."""
+    texts = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS]
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            try:
+                if os.path.getsize(p) <= MAX_TEXT_BYTES:
+                    with open(p, encoding="utf-8") as f:
+                        texts.append(f.read())
+            except (OSError, UnicodeDecodeError):
+                continue  # binary or unreadable: no Python name lives there
+    return texts
+
+
+def dead_code(package: Path, repo: Path) -> list:
+    """Definitions whose name, as a whole word, occurs once in the whole
+    repository: at the definition itself. (A name that occurs elsewhere by
+    coincidence passes: the check can miss dead code, never invent it.)"""
+    counts: dict = {}
+    word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    for text in repo_texts(repo):
+        for w in word.findall(text):
+            counts[w] = counts.get(w, 0) + 1
+    return [(path, name, line) for path in sorted(package.rglob("*.py"))
+            for name, line in definitions(path) if counts.get(name, 0) <= 1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("package", type=Path)
     ap.add_argument("--max-lines", type=int, default=40)
     ap.add_argument("--short-functions", nargs="*", type=Path, default=[])
+    ap.add_argument("--all-functions", action="store_true", help="every .py file of the package")
+    ap.add_argument("--allow", nargs="*", default=[], help="FILE:FUNCTION (FILE relative to the package) let through")
+    ap.add_argument("--dead-code", type=Path, metavar="REPO_DIR")
     args = ap.parse_args()
     breaches = [f"import circle: {' -> '.join(c)}" for c in circles(args.package)]
-    for path in args.short_functions:
+    short = sorted(args.package.rglob("*.py")) if args.all_functions else args.short_functions
+    for path in short:
         breaches += [f"{path}:{line}: {name} is {n} lines (at most {args.max_lines})"
-                     for name, line, n in long_functions(path, args.max_lines)]
+                     for name, line, n in long_functions(path, args.max_lines)
+                     if f"{path.resolve().relative_to(args.package.resolve())}:{name}" not in args.allow]
+    if args.dead_code:
+        breaches += [f"{path}:{line}: {name} is defined and never used" for path, name, line
+                     in dead_code(args.package, args.dead_code)]
     print("\n".join(breaches))
     return 1 if breaches else 0
 

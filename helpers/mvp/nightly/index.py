@@ -54,26 +54,42 @@ def chart(history: list, job: str, key: str) -> str:
     def xy(x, v):
         return PAD + x * step, H - BOTTOM - (H - BOTTOM - PAD) * max(v, 0) / top
 
+    parts = _frame(job, key, top) + _band(bands, xy) + _points(history, job, values, dict(bands), xy)
+    return "".join(parts + _dates(history, step) + ["</svg>"])
+
+
+def _frame(job: str, key: str, top: float) -> list:
+    """The SVG's opening, its title and its two axes with the scale's ends."""
     title = f"{job}: {LABELS[key]}"
-    parts = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\" "
-             f"aria-label=\"{escape(title)}\" data-job=\"{escape(job)}\" data-metric=\"{key}\">",
-             f"<text x=\"{PAD}\" y=\"16\" font-size=\"13\">{escape(title)}</text>",
-             f"<line x1=\"{PAD}\" y1=\"{H - BOTTOM}\" x2=\"{W - PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
-             f"<line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
-             f"<text x=\"2\" y=\"{PAD + 4}\" font-size=\"10\">{top:.3g}</text>",
-             f"<text x=\"2\" y=\"{H - BOTTOM}\" font-size=\"10\">0</text>"]
-    if bands:
-        upper = [xy(x, b["high"]) for x, b in bands]
-        lower = [xy(x, b["low"]) for x, b in reversed(bands)]
-        if len(bands) == 1:  # one judged night: a short bar of its band
-            (x0, y0), (_, y1) = upper[0], lower[0]
-            upper, lower = [(x0 - 4, y0), (x0 + 4, y0)], [(x0 + 4, y1), (x0 - 4, y1)]
-        parts.append("<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.15\" stroke=\"none\" points=\""
-                     + " ".join(f"{x:.1f},{y:.1f}" for x, y in upper + lower) + "\"/>")
+    return [f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\" "
+            f"aria-label=\"{escape(title)}\" data-job=\"{escape(job)}\" data-metric=\"{key}\">",
+            f"<text x=\"{PAD}\" y=\"16\" font-size=\"13\">{escape(title)}</text>",
+            f"<line x1=\"{PAD}\" y1=\"{H - BOTTOM}\" x2=\"{W - PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
+            f"<line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{H - BOTTOM}\" stroke=\"#888\"/>",
+            f"<text x=\"2\" y=\"{PAD + 4}\" font-size=\"10\">{top:.3g}</text>",
+            f"<text x=\"2\" y=\"{H - BOTTOM}\" font-size=\"10\">0</text>"]
+
+
+def _band(bands: list, xy) -> list:
+    """The band each judged night was held to, as one shaded polygon."""
+    if not bands:
+        return []
+    upper = [xy(x, b["high"]) for x, b in bands]
+    lower = [xy(x, b["low"]) for x, b in reversed(bands)]
+    if len(bands) == 1:  # one judged night: a short bar of its band
+        (x0, y0), (_, y1) = upper[0], lower[0]
+        upper, lower = [(x0 - 4, y0), (x0 + 4, y0)], [(x0 + 4, y1), (x0 - 4, y1)]
+    return ["<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.15\" stroke=\"none\" points=\""
+            + " ".join(f"{x:.1f},{y:.1f}" for x, y in upper + lower) + "\"/>"]
+
+
+def _points(history: list, job: str, values: list, judged: dict, xy) -> list:
+    """The line through the nights' values and a point per night, red where
+    the night regressed."""
+    parts = []
     if len(values) > 1:
         parts.append("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\""
                      + " ".join("{:.1f},{:.1f}".format(*xy(x, v)) for x, v in values) + "\"/>")
-    judged = dict(bands)
     for x, v in values:
         cx, cy = xy(x, v)
         regressed = judged.get(x, {}).get("regressed")
@@ -81,13 +97,15 @@ def chart(history: list, job: str, key: str) -> str:
         parts.append(f"<circle class=\"{css}\" data-job=\"{escape(job)}\" cx=\"{cx:.1f}\" cy=\"{cy:.1f}\" r=\"{r}\" "
                      f"fill=\"{fill}\"><title>{escape(history[x]['run_id'])}: {v:.4g}"
                      f"{' REGRESSED' if regressed else ''}</title></circle>")
-    every = max(1, -(-len(history) // 6))  # at most about 6 dates under the axis
-    for x, night in enumerate(history):
-        if x % every == 0 or x == len(history) - 1:
-            parts.append(f"<text class=\"date\" x=\"{PAD + x * step:.1f}\" y=\"{H - BOTTOM + 14}\" font-size=\"10\" "
-                         f"text-anchor=\"middle\">{escape(_date(night))}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
+    return parts
+
+
+def _dates(history: list, step: float) -> list:
+    """The nights' dates under the x axis, at most about 6 of them."""
+    every = max(1, -(-len(history) // 6))
+    return [f"<text class=\"date\" x=\"{PAD + x * step:.1f}\" y=\"{H - BOTTOM + 14}\" font-size=\"10\" "
+            f"text-anchor=\"middle\">{escape(_date(night))}</text>"
+            for x, night in enumerate(history) if x % every == 0 or x == len(history) - 1]
 
 
 def _cell(entry) -> str:

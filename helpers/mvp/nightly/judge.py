@@ -4,7 +4,7 @@ import re
 import shlex
 from pathlib import Path
 
-from .. import bundle, fsutil, resumed, retry
+from .. import bundle, fsutil, resumed, retry, workloads
 from . import metrics
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
@@ -89,7 +89,7 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
     multiples = {s for s in range(start, steps + 1) if save_freq > 0 and s % save_freq == 0}
     finished = status == "SUCCEEDED"
     expected = set(multiples)
-    if finished and steps and (save_freq > 0 or workload == "sft"):
+    if finished and steps and (save_freq > 0 or workloads.always_saves_at_end(workload)):
         expected.add(steps)
     # With save_freq=10 and >= 10 steps, `expected` holds 10: global_step_10 is checked here.
     ok = set(present) == expected
@@ -155,7 +155,8 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     log_text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else ""
     overrides = _overrides(spec)
     workload = (spec.get("resolved") or {}).get("workload", "")
-    samples = _int(overrides.get("data.train_batch_size"), 0) * (1 if workload == "sft" else _int(overrides.get("actor_rollout_ref.rollout.n"), 1))
+    per_prompt = workloads.samples_per_prompt_key(workload)
+    samples = _int(overrides.get("data.train_batch_size"), 0) * (_int(overrides.get(per_prompt), 1) if per_prompt else 1)
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
     ids = [j.get("submission_id") for j in plan["jobs"]]
