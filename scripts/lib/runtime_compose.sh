@@ -195,14 +195,26 @@ mvp::rt::prereq_image() {
 }
 
 mvp::rt::up() {
-  local node all_up=1
-  for node in "${MVP_NODES[@]}"; do mvp::rt::node_is_up "$node" || all_up=0; done
-  if ((all_up)); then
+  local node
+  local -a stopped=() missing=()
+  for node in "${MVP_NODES[@]}"; do
+    mvp::rt::node_is_up "$node" && continue
+    if docker inspect "$node" >/dev/null 2>&1; then stopped+=("$node"); else missing+=("$node"); fi
+  done
+  if ((${#stopped[@]} + ${#missing[@]} == 0)); then
     mvp::skip "containers ${MVP_NODES[*]} (already running)"
     return 0
   fi
   mvp::run mkdir -p "$MVP_HOST_SHARED_DIR"
-  mvp::rt::compose up -d
+  # A container that exists but stopped (killed, or its host rebooted) is
+  # started as it is: `compose up` would compare the project's network with
+  # the engine's, and docker-compose v1 on podman refuses to go on ("needs to
+  # be recreated - IPAM option driver has changed") while other containers use it.
+  if ((${#missing[@]} == 0)); then
+    mvp::run docker start "${stopped[@]}" >/dev/null
+  else
+    mvp::rt::compose up -d
+  fi
 }
 
 # Ends every process in the container and starts it empty.
