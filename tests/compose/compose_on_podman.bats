@@ -230,19 +230,6 @@ assert_job_on_worker() {
   [[ $(host_job_json "$id" result.json .status) == STOPPED ]]
 }
 
-# Waits until job ID runs and prints the address of its driver.
-driver_ip_when_running() {
-  local i job
-  for ((i = 0; i < 300; i++)); do
-    job=$(curl -fsS "$MVP_DASHBOARD/api/jobs/$1" 2>/dev/null) || job='{}'
-    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
-      jq -r .driver_info.node_ip_address <<<"$job"
-      return 0
-    fi
-    sleep 0.2
-  done
-  return 1
-}
 
 @test "the worker container holding the driver killed mid-job: FAILED, its driver and worker logs kept up to the last sync, the bundle says where it was cut off, 51 shows the kept log and tells it from no such job; 21 brings the container back" {
   local id=compose-kill-$RANDOM ip node w logs i

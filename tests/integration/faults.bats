@@ -98,19 +98,6 @@ node_at() {
   return 0
 }
 
-# Waits until job ID runs and prints the address of its driver.
-driver_ip_when_running() {
-  local i job
-  for ((i = 0; i < 300; i++)); do
-    job=$(curl -fsS "$MVP_DASHBOARD/api/jobs/$1" 2>/dev/null) || job='{}'
-    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
-      jq -r .driver_info.node_ip_address <<<"$job"
-      return 0
-    fi
-    sleep 0.2
-  done
-  return 1
-}
 
 @test "faults: a variable exported in the shell that started the nodes reaches neither Ray's daemons nor jobs" {
   local pid

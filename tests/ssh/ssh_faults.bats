@@ -78,19 +78,6 @@ teardown() {
   assert_output 1
 }
 
-# Waits until job ID runs and prints the address of its driver.
-ssh_driver_ip_when_running() {
-  local i job
-  for ((i = 0; i < 300; i++)); do
-    job=$(ssh_dashboard "/api/jobs/$1" 2>/dev/null) || job='{}'
-    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
-      jq -r .driver_info.node_ip_address <<<"$job"
-      return 0
-    fi
-    sleep 0.2
-  done
-  return 1
-}
 
 # Host PIDs of PID and all its descendants (children first found, then theirs).
 process_tree() {
@@ -115,7 +102,7 @@ process_tree() {
   MVP_LOG_SYNC_SECONDS=1 ssh_rb 43_submit_jobspec "$spec" --wait --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
-  ip=$(ssh_driver_ip_when_running "$id")
+  ip=$(driver_ip_when_running "$id" ssh_dashboard)
   idx=$((${ip##*.} - 40))
   ((idx >= 1 && idx <= 3))
   local logs=$MVP_HOST_SHARED_DIR/jobs/$id/logs i

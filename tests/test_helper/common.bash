@@ -136,3 +136,22 @@ mvp_real_verl_snapshot() {
   ln -s "$MVP_REAL_VERL" "$snap/verl"
   cp "$facts"/*.json "$SHARED_ROOT/common/code/preflight/"
 }
+
+# mvp_dashboard_get PATH: GET PATH from the test cluster's dashboard.
+mvp_dashboard_get() { curl -fsS "$MVP_DASHBOARD$1"; }
+
+# driver_ip_when_running ID [GET]: waits (60 s) until job ID runs and prints
+# its driver's address, as Ray reports it; GET is how the dashboard is asked
+# (default mvp_dashboard_get; the ssh tier asks from the head over ssh).
+driver_ip_when_running() {
+  local get=${2:-mvp_dashboard_get} i job
+  for ((i = 0; i < 300; i++)); do
+    job=$("$get" "/api/jobs/$1" 2>/dev/null) || job='{}'
+    if [[ $(jq -r '.status // empty' <<<"$job") == RUNNING && $(jq -r '.driver_info.node_ip_address // empty' <<<"$job") ]]; then
+      jq -r .driver_info.node_ip_address <<<"$job"
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
