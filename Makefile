@@ -102,7 +102,7 @@ down:
 # the plain Ray CLI (or the raw way) measured in the same run.
 bench: setup
 	@table=$$(mktemp) && export MVP_BENCH_TABLE=$$table && \
-	  bench/bringup.sh && bench/submit.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
+	  bench/bringup.sh && bench/submit.sh && bench/log_keepers.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
 	  rc=$$?; echo; bench/table.sh "$$table" || rc=1; rm -f "$$table"; exit $$rc
 
 # docs/settings.md is generated from config/settings.contract (the one

@@ -300,17 +300,10 @@ def _nightly_jobs(k: K8s) -> tuple:
     return ["--only", k.nightly_only], sum(NIGHTLY_JOBS[n] for n in names)
 
 
-def nightly_cronjob(k: K8s) -> dict:
-    """The nightly: a plain Kubernetes CronJob (batch/v1, no KubeRay feature
-    gate) whose one pod runs 60_nightly_regression.sh against the long-lived
-    RayCluster of `71 cluster` (runtime kuberay: scripts/lib/runtime_kuberay.sh),
-    so a night is what it is on every runtime: one cluster's GPUs, the jobs
-    one after another, the judgment and report on the shared volume, the
-    pod's exit status the night's. Never two at once: concurrencyPolicy
-    Forbid, and 60's own lock on the shared volume."""
-    args, jobs = _nightly_jobs(k)
-    volumes, mounts = _volume(k)
-    cluster = raycluster(k)["metadata"]["name"]
+def _nightly_env(k: K8s, cluster: str) -> list:
+    """The nightly pod's environment: runtime kuberay against the RayCluster
+    `cluster`, the settings and nightly knobs as the pod sees them, and the
+    cluster's token when token auth is on."""
     env = [{"name": "MVP_RUNTIME", "value": "kuberay"}, {"name": "SHARED_ROOT", "value": POD_SHARED_ROOT},
            # KubeRay's name for the head's Service (utils.GenerateHeadServiceName).
            {"name": "MVP_K8S_HEAD_SERVICE", "value": f"{cluster}-head-svc"},
@@ -328,6 +321,20 @@ def nightly_cronjob(k: K8s) -> dict:
         # key auth_token): Ray's clients read RAY_AUTH_TOKEN.
         env += [{"name": "RAY_AUTH_MODE", "value": "token"},
                 {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": cluster, "key": "auth_token"}}}]
+    return env
+
+
+def nightly_cronjob(k: K8s) -> dict:
+    """The nightly: a plain Kubernetes CronJob (batch/v1, no KubeRay feature
+    gate) whose one pod runs 60_nightly_regression.sh against the long-lived
+    RayCluster of `71 cluster` (runtime kuberay: scripts/lib/runtime_kuberay.sh),
+    so a night is what it is on every runtime: one cluster's GPUs, the jobs
+    one after another, the judgment and report on the shared volume, the
+    pod's exit status the night's. Never two at once: concurrencyPolicy
+    Forbid, and 60's own lock on the shared volume."""
+    args, jobs = _nightly_jobs(k)
+    volumes, mounts = _volume(k)
+    env = _nightly_env(k, raycluster(k)["metadata"]["name"])
     pod = {"restartPolicy": "Never", "volumes": volumes, "containers": [{
         "name": "nightly", "image": k.image,
         "command": ["bash", f"{k.runbook_dir}/scripts/60_nightly_regression.sh"], "args": args,

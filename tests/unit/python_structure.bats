@@ -7,10 +7,6 @@
 setup() {
   load ../test_helper/common
   CHECK=("$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/python_structure.py")
-  # Functions over 40 lines let through, each with why:
-  # - render_kuberay.py:nightly_cronjob (43 lines): render_kuberay.py is being
-  #   reworked by issue 22 point 1 (settings) in parallel; split it there.
-  ALLOWED_LONG=(render_kuberay.py:nightly_cronjob)
 }
 
 @test "python structure: the mvp package has no import circle, counting imports inside functions" {
@@ -25,8 +21,8 @@ setup() {
   assert_output ""
 }
 
-@test "python structure: no function anywhere in the mvp package is over 40 lines (allow-list aside)" {
-  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --all-functions --allow "${ALLOWED_LONG[@]}"
+@test "python structure: no function anywhere in the mvp package is over 40 lines" {
+  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --all-functions
   assert_success
   assert_output ""
 }
