@@ -182,8 +182,13 @@ raylet_tree() {
     "$BATS_TEST_TMPDIR/spec.yaml" --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 2>>"$MVP_TEST_LOG"
   sbatch --parsable --wait "$BATS_TEST_TMPDIR/job.sbatch" >"$BATS_TEST_TMPDIR/sbatch.out" 2>&1 &
   local waiter=$! logs=$SHARED_ROOT/jobs/$id/logs
-  # Killed once the node keepers have had a sync of the job's worker logs.
-  for ((i = 0; i < 600; i++)); do compgen -G "$logs/nodes/*/worker-*.out" >/dev/null && break; sleep 0.2; done
+  # Killed once the keepers of both worker nodes (the driver's among them)
+  # have had a sync of the job's worker logs: one node's first copy was not
+  # always the driver node's too on a loaded machine.
+  for ((i = 0; i < 600; i++)); do
+    (($(find "$logs/nodes" -name 'worker-*.out' -printf '%h\n' 2>/dev/null | sort -u | wc -l) >= 2)) && break
+    sleep 0.2
+  done
   node=$(slurm_node_of_job "$id")
   sleep 1
   local -a tree
