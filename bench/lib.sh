@@ -28,6 +28,16 @@ bench::cluster_env() {
   trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$BENCH_WORK"' EXIT
 }
 
+# bench::standin_cluster: the isolated cluster up, the data and model
+# prepared and a stand-in code snapshot (CODE_ID=bench) taken, quietly.
+bench::standin_cluster() {
+  local s
+  for s in "${MVP_BRINGUP_STEPS[@]}" 30_prepare_data_and_model; do
+    "$BENCH_REPO/scripts/$s.sh" >/dev/null 2>&1
+  done
+  CODE_ID=bench "$BENCH_REPO/scripts/31_snapshot_verl_code.sh" >/dev/null 2>&1
+}
+
 # Milliseconds since the epoch.
 bench::now() { date +%s%3N; }
 

@@ -15,10 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=${1:-7}
 bench::cluster_env
 
-for s in "${MVP_BRINGUP_STEPS[@]}" 30_prepare_data_and_model; do
-  "$BENCH_REPO/scripts/$s.sh" >/dev/null 2>&1
-done
-CODE_ID=bench "$BENCH_REPO/scripts/31_snapshot_verl_code.sh" >/dev/null 2>&1
+bench::standin_cluster
 spec=$BENCH_WORK/spec.yaml
 sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$BENCH_REPO/templates/jobspecs/ppo.yaml" >"$spec"
 
