@@ -149,7 +149,13 @@ def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> O
     if not ray_dir:
         return None
     copies = sorted(Path(ray_dir).glob(f"session_2*/logs/job-driver-{submission_id}.log"))
-    return copies[-1].read_bytes().decode("utf-8", errors="replace") if copies else None
+    return _read_log(copies[-1]) if copies else None
+
+
+def _read_log(path: Path) -> str:
+    """A log as text, byte for byte: read_text's newline translation would
+    turn a progress bar's carriage returns into line ends."""
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, node_ray_dirs: dict,
@@ -165,9 +171,7 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
     live = jd / "logs" / log_keeper.LIVE_NAME
     if text is None and (jd / "logs" / log_keeper.DONE_NAME).is_file() and live.is_file():
         # The driver's node kept its log to the driver's end: that is all of it.
-        # Bytes, not read_text: its newline translation would turn a progress
-        # bar's carriage returns into line ends.
-        text = live.read_bytes().decode("utf-8", errors="replace")
+        text = _read_log(live)
     if text is not None:
         fsutil.write_text(jd / "logs" / "driver.log", redactor.text(text))
         (jd / "logs" / "driver.log.missing").unlink(missing_ok=True)
