@@ -16,20 +16,20 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   local porcelain=0
   [[ ${MVP_ARGS[0]:-} == --porcelain ]] && { porcelain=1; MVP_ARGS=("${MVP_ARGS[@]:1}"); }
-  ((${#MVP_ARGS[@]} == 0)) || mvp::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
+  ((${#MVP_ARGS[@]} == 0)) || mvp::log::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
   local -a args=(snapshot)
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper "${args[@]}"
+    mvp::run::cmd mvp::helper::run "${args[@]}"
     return 0
   fi
   local out
   local -A answer=()
   # A refusal is the helper's one ERROR line: nothing to add to it.
-  out=$(mvp::helper "${args[@]}") || exit
-  mvp::kv::read answer <<<"$out" || mvp::die "the helper's snapshot answer: $MVP_KV_ERROR"
+  out=$(mvp::helper::run "${args[@]}") || exit
+  mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's snapshot answer: $MVP_KV_ERROR"
   if ((porcelain)); then mvp::kv::emit code_id "${answer[code_id]}"; else printf '%s\n' "${answer[code_id]}"; fi
 }
 

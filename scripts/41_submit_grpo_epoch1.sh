@@ -17,6 +17,6 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 # The whole script is one submission of its template.
-main() { mvp::init "$@" && mvp::submit cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --configured-model; }
+main() { mvp::config::init "$@" && mvp::submit::run cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --configured-model; }
 
 main "$@"

@@ -12,11 +12,11 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
-  mvp::switches --json
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
+  mvp::flags::switches --json
   [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
-    mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
-  mvp::helper status "${MVP_SWITCHES[@]}"
+    mvp::log::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
+  mvp::helper::run status "${MVP_SWITCHES[@]}"
 }
 
 main "$@"

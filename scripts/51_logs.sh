@@ -12,18 +12,18 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
   local -a args=(logs) ids=()
   local arg
   for arg in "${MVP_ARGS[@]}"; do
     case $arg in
       --follow|--steps|--json) args+=("$arg") ;;
-      -*) mvp::die "unknown option '$arg'; see --help" ;;
+      -*) mvp::log::die "unknown option '$arg'; see --help" ;;
       *) ids+=("$arg") ;;
     esac
   done
-  ((${#ids[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
-  mvp::helper "${args[@]}" "${ids[0]}"
+  ((${#ids[@]} == 1)) || mvp::log::die "give exactly one SUBMISSION_ID; see --help"
+  mvp::helper::run "${args[@]}" "${ids[0]}"
 }
 
 main "$@"
