@@ -12,11 +12,12 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec --force
 
 main() {
   mvp::config::init "$@"
-  mvp::flags::switches --force
-  local -a args=(prepare "${MVP_SWITCHES[@]}")
+  local -a args=(prepare "${MVP_FLAG_WORDS[@]}")
   # A relative source directory is relative to where the user stands.
   if [[ $MVP_GSM8K_SOURCE != hf && $MVP_GSM8K_SOURCE != synthetic && $MVP_GSM8K_SOURCE != /* ]]; then
     MVP_GSM8K_SOURCE=$(cd "$MVP_GSM8K_SOURCE" 2>/dev/null && pwd) ||

@@ -14,12 +14,12 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec --porcelain
 
 main() {
   mvp::config::init "$@"
-  local porcelain=0
-  [[ ${MVP_ARGS[0]:-} == --porcelain ]] && { porcelain=1; MVP_ARGS=("${MVP_ARGS[@]:1}"); }
-  ((${#MVP_ARGS[@]} == 0)) || mvp::log::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
+  local porcelain=${MVP_FLAG[--porcelain]:-0}
   local -a args=(snapshot)
   if [[ $MVP_DRY_RUN == 1 ]]; then
     mvp::run::cmd mvp::helper::run "${args[@]}"

@@ -18,6 +18,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec JOBSPEC "${MVP_SUBMIT_FLAGS[@]}"
 
 main() {
   mvp::config::init "$@"

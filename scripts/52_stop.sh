@@ -7,6 +7,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "SUBMISSION_ID*"
 
 main() {
   MVP_QUIET_CONFIG=1 mvp::config::init "$@"

@@ -22,6 +22,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--only=a list, e.g. --only ppo,sft"
 
 ALL_JOBS=(ppo1 ppo2 grpo sft)
 declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal)
@@ -114,13 +116,8 @@ run_steps() {
 main() {
   local -a original_args=("$@")
   mvp::config::init "$@"
-  local only="" i
-  for ((i = 0; i < ${#MVP_ARGS[@]}; i++)); do
-    case ${MVP_ARGS[$i]} in
-      --only) only=${MVP_ARGS[$((i + 1))]:-}; [[ -n $only ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"; i=$((i + 1)) ;;
-      *) mvp::log::die "unknown argument '${MVP_ARGS[$i]}'; see --help" ;;
-    esac
-  done
+  local only=${MVP_FLAG[--only]:-} i
+  [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   select_jobs "$only"
   check_overrides
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"

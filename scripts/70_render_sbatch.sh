@@ -20,6 +20,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--out=a file" --test-only "SCRIPT..."
 
 # Settings the job gets as they are here: every setting of the contract,
 # but those the allocation decides.
@@ -110,17 +112,8 @@ test_only() {
 
 main() {
   mvp::config::init "$@"
-  local out="" check=0
-  local -a rest=()
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --out) (($# > 1)) || mvp::log::die "--out needs a file"; out=$2; shift ;;
-      --test-only) check=1 ;;
-      *) rest+=("$@"); break ;;
-    esac
-    shift
-  done
+  local out=${MVP_FLAG[--out]:-} check=${MVP_FLAG[--test-only]:-0}
+  local -a rest=("${MVP_ARGS[@]}")
   ((${#rest[@]})) || mvp::log::die "missing SCRIPT; usage: scripts/70_render_sbatch.sh [--out FILE] SCRIPT [ARGS...]"
   local script
   script=$(resolve_script "${rest[0]}")

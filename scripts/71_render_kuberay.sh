@@ -22,20 +22,17 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--out=a file" --override=KEY=VALUE WHAT JOBSPEC
 
 main() {
   mvp::config::init "$@"
-  local out="" what="" spec=""
+  local out=${MVP_FLAG[--out]:-} what=${MVP_ARGS[0]:-} spec=${MVP_ARGS[1]:-} i
   local -a args=()
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --out) (($# > 1)) || mvp::log::die "--out needs a file"; out=$2; shift ;;
-      --override) (($# > 1)) || mvp::log::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
-      -*) mvp::log::die "unknown option '$1'; see --help" ;;
-      *) if [[ -z $what ]]; then what=$1; elif [[ -z $spec ]]; then spec=$1; else mvp::log::die "unexpected argument '$1'; see --help"; fi ;;
-    esac
-    shift
+  # The overrides go on to the renderer, in order (--out is this script's;
+  # every flag here takes a value, so the words are pairs).
+  for ((i = 0; i < ${#MVP_FLAG_WORDS[@]}; i += 2)); do
+    if [[ ${MVP_FLAG_WORDS[i]} == --override ]]; then args+=(--override "${MVP_FLAG_WORDS[i + 1]}"); fi
   done
   case $what in
     cluster|nightly) [[ -z $spec ]] || mvp::log::die "'$what' takes no JOBSPEC" ;;

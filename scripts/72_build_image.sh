@@ -16,6 +16,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--from=a value; see --help" "--tag=a value; see --help" "--engine=a value; see --help"
 
 # stage DIR: the repo's tracked files (as they are in the work tree) in DIR.
 stage() {
@@ -32,18 +34,7 @@ stage() {
 
 main() {
   mvp::config::init "$@"
-  local base="" tag="" engine=""
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --from|--tag|--engine)
-        (($# > 1)) || mvp::log::die "$1 needs a value; see --help"
-        case $1 in --from) base=$2 ;; --tag) tag=$2 ;; --engine) engine=$2 ;; esac
-        shift ;;
-      *) mvp::log::die "unknown argument '$1'; see --help" ;;
-    esac
-    shift
-  done
+  local base=${MVP_FLAG[--from]:-} tag=${MVP_FLAG[--tag]:-} engine=${MVP_FLAG[--engine]:-}
   [[ -n $base && -n $tag ]] || mvp::log::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make)"
   if [[ -z $engine ]]; then
     engine=podman

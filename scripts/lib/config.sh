@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # the settings and MVP_SWITCHES set here are read by the other library files and the scripts
+# shellcheck shell=bash disable=SC2034  # the settings set here are read by the other library files and the scripts
 # Configuration. Every setting is declared once, in config/settings.contract
 # (type, defaults, doc). Precedence, lowest first: the contract's defaults,
 # the config file (--config, MVP_CONFIG or config/local.env), the

@@ -1,38 +1,37 @@
 # shellcheck shell=bash
 # Submitting a JobSpec (40-44).
 
+# The flags of 40-44, in mvp::flags::spec's form.
+# shellcheck disable=SC2034  # 40-44 read it
+MVP_SUBMIT_FLAGS=(--wait --queue --porcelain --override=KEY=VALUE --configured-model "--reward-fn=PATH[:NAME]"
+  "--resume-from=a submission id" "--retry=a number of resumptions, e.g. --retry 3")
+
 # mvp::submit::run cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
 # the job directory and submits from the head (an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
 # --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
-# from MVP_ARGS (--retry overrides the JobSpec's `retries`); prints the
+# from MVP_FLAG_WORDS (--retry overrides the JobSpec's `retries`); prints the
 # submission id last on stdout (with retries, each job's id, the last job's
 # last); with --porcelain, as submission_id=ID lines (mvp::kv::emit) for a
 # program to read with mvp::kv::read.
 mvp::submit::run() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
-  local -a args=(submit --via "$via") rest=()
-  local wait=0 retries="" porcelain=0
-  set -- "$@" "${MVP_ARGS[@]}"
+  local -a args=(submit --via "$via")
+  local wait=${MVP_FLAG[--wait]:-0} retries=${MVP_FLAG[--retry]-} porcelain=${MVP_FLAG[--porcelain]:-0}
+  [[ -z ${MVP_FLAG[--retry]+set} || $retries =~ ^[0-9]+$ ]] ||
+    mvp::log::die "--retry needs a number of resumptions, e.g. --retry 3"
+  # What the helper takes, in the order given (words parsed already).
+  set -- "$@" "${MVP_FLAG_WORDS[@]}"
   while (($#)); do
     case $1 in
-      --wait) wait=1 ;;
-      --queue) args+=(--queue) ;;
-      --porcelain) porcelain=1 ;;
-      --override) (($# > 1)) || mvp::log::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
-      --configured-model) args+=(--configured-model) ;;
-      --reward-fn) (($# > 1)) || mvp::log::die "--reward-fn needs PATH[:NAME]"; args+=(--reward-fn "$2"); shift ;;
-      --resume-from) (($# > 1)) || mvp::log::die "--resume-from needs a submission id"; args+=(--resume-from "$2"); shift ;;
-      --retry)
-        [[ ${2:-} =~ ^[0-9]+$ ]] || mvp::log::die "--retry needs a number of resumptions, e.g. --retry 3"
-        retries=$2; shift ;;
-      -*) mvp::log::die "unknown option '$1'; see --help" ;;
-      *) rest+=("$1") ;;
+      --wait|--porcelain) ;;
+      --retry) shift ;;
+      --override|--reward-fn|--resume-from) args+=("$1" "$2"); shift ;;
+      *) args+=("$1") ;;
     esac
     shift
   done
-  ((${#rest[@]} == 0)) || mvp::log::die "unexpected argument '${rest[0]}'; see --help"
   ((${retries:-0} == 0 || wait)) || mvp::log::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
     [[ -f $arg && -r $arg ]] || mvp::log::die "$arg does not exist or is not readable"

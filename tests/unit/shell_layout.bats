@@ -50,3 +50,47 @@ SH
   refute_line --partial "mvp::log::say is"
   refute_line --partial "conf.sh:1: calls"
 }
+
+@test "flags: every numbered script refuses an unknown flag and a surplus word in one line each, the one parser's" {
+  local s
+  for s in "$MVP_REPO"/scripts/[0-9][0-9]_*.sh; do
+    run "$s" --bogus
+    assert_failure 1
+    assert_output "ERROR: unknown argument '--bogus'; see --help"
+  done
+  for s in 00_prereq_check 01_up 20_start_head 31_snapshot_verl_code 50_status 60_nightly_regression 72_build_image; do
+    run "$MVP_REPO/scripts/$s.sh" surplus
+    assert_failure 1
+    assert_output "ERROR: unexpected argument 'surplus'; see --help"
+  done
+  run "$MVP_REPO/scripts/71_render_kuberay.sh" job a.yaml b.yaml
+  assert_output "ERROR: unexpected argument 'b.yaml'; see --help"
+}
+
+@test "flags: a value flag without its value says what it needs; no script parses its own flags" {
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" spec.yaml --override
+  assert_failure 1
+  assert_output "ERROR: --override needs KEY=VALUE"
+  run "$MVP_REPO/scripts/72_build_image.sh" --from
+  assert_output "ERROR: --from needs a value; see --help"
+  run "$MVP_REPO/scripts/60_nightly_regression.sh" --only
+  assert_output "ERROR: --only needs a list, e.g. --only ppo,sft"
+  run "$MVP_REPO/scripts/20_start_head.sh" --config
+  assert_output "ERROR: --config needs a file"
+  # A hand-rolled parser walks its arguments with case or shift.
+  run grep -nE 'case \$\{?(1|arg|MVP_ARGS)|while \(\(\$#\)\)' "$MVP_REPO"/scripts/*.sh "$MVP_REPO"/scripts/lib/*.sh
+  assert_output --regexp '^.*/scripts/lib/(flags|submit)\.sh:'
+  refute_output --regexp '/scripts/[0-9][0-9]_'
+}
+
+@test "flags: the parser keeps order, repeats and a command's own arguments (70's SCRIPT...)" {
+  run bash -c 'source "$1/scripts/lib/common.sh"
+    mvp::flags::spec --test-only "--out=a file" "--override=KEY=VALUE" "SCRIPT..."
+    mvp::flags::parse --override a=1 --out f --dry-run --override b=2 43_submit_jobspec.sh x.yaml --wait --out g --config c.env
+    printf "<%s>" "${MVP_FLAG_WORDS[@]}"; echo; printf "<%s>" "${MVP_ARGS[@]}"; echo
+    echo "${MVP_FLAG[--override]} ${MVP_FLAG[--out]} ${MVP_FLAG[--test-only]:-unset} $MVP_DRY_RUN ${MVP_FLAG_SETTINGS[*]}"' _ "$MVP_REPO"
+  assert_success
+  assert_line --index 0 "<--override><a=1><--out><f><--override><b=2>"
+  assert_line --index 1 "<43_submit_jobspec.sh><x.yaml><--wait><--out><g>"
+  assert_line --index 2 "b=2 f unset 1 MVP_CONFIG=c.env"
+}
