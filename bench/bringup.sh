@@ -15,10 +15,10 @@ bench::cluster_env
 plain_start() {
   local i rc=0
   local -a pids=()
-  mvp::ray_start_args 0
+  mvp::ray::start_args 0
   mvp::rt::exec "${MVP_NODES[0]}" "${MVP_RAY_ARGS[@]}" || return
   for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
-    mvp::ray_start_args "$i"
+    mvp::ray::start_args "$i"
     mvp::rt::exec "${MVP_NODES[$i]}" "${MVP_RAY_ARGS[@]}" &
     pids+=($!)
   done

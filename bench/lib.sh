@@ -24,7 +24,7 @@ bench::cluster_env() {
   bench::isolate "$BENCH_WORK"
   # shellcheck source=scripts/lib/common.sh
   source "$BENCH_REPO/scripts/lib/common.sh"
-  MVP_QUIET_CONFIG=1 mvp::init --runtime local
+  MVP_QUIET_CONFIG=1 mvp::config::init --runtime local
   trap '"$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$BENCH_WORK"' EXIT
 }
 

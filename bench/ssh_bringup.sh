@@ -23,7 +23,7 @@ trap 'exit 1' TERM INT
 for i in 0 1 2 3; do ssh_node_start "$i"; done
 # shellcheck source=scripts/lib/common.sh
 source "$BENCH_REPO/scripts/lib/common.sh"
-MVP_QUIET_CONFIG=1 mvp::init
+MVP_QUIET_CONFIG=1 mvp::config::init
 "$BENCH_REPO/scripts/20_start_head.sh" >/dev/null 2>&1
 all_workers=$MVP_SSH_WORKERS
 
@@ -43,8 +43,8 @@ wait_workers() {
 # The runbook's own `ray start` words for worker i, through its own ssh.
 plain_one() {
   local i=$1 auth=()
-  mapfile -d '' auth < <(mvp::ray_auth_env)
-  mvp::ray_start_args "$i"
+  mapfile -d '' auth < <(mvp::ray::auth_env)
+  mvp::ray::start_args "$i"
   mvp::rt::exec "${MVP_NODES[$i]}" env "${auth[@]}" "${MVP_RAY_ARGS[@]}"
 }
 

@@ -18,7 +18,7 @@ check_shared_root() {
   local dir=$MVP_HOST_SHARED_DIR
   if [[ ! -d $dir ]]; then
     if [[ $dir == "$MVP_DEFAULT_SHARED" ]]; then
-      mvp::run mkdir -p "$dir"
+      mvp::run::cmd mkdir -p "$dir"
     else
       MVP_PROBLEMS+=("shared root $dir does not exist; mount the NFS share there or set SHARED_ROOT to a directory that exists")
       return 1
@@ -37,16 +37,16 @@ create_layout() {
     [[ -d $dir/$rel ]] || missing+=("$dir/$rel")
   done <"$MVP_REPO/shared-layout.txt"
   if ((${#missing[@]} == 0)); then
-    mvp::skip "shared layout under $dir (all directories exist)"
+    mvp::log::skip "shared layout under $dir (all directories exist)"
   else
-    mvp::log "creating ${#missing[@]} directories of the shared layout under $dir"
-    mvp::run mkdir -p "${missing[@]}"
+    mvp::log::step "creating ${#missing[@]} directories of the shared layout under $dir"
+    mvp::run::cmd mkdir -p "${missing[@]}"
   fi
 }
 
 check_python() {
   case $MVP_RUNTIME in
-    compose) mvp::info "python: checked inside the containers by scripts/12_install_py_deps.sh"; return 0 ;;
+    compose) mvp::log::info "python: checked inside the containers by scripts/12_install_py_deps.sh"; return 0 ;;
     ssh) return 0 ;;  # checked in every node by the runtime's probe
   esac
   if [[ ! -x $MVP_PYTHON ]] ||
@@ -73,17 +73,17 @@ check_ports() {
     node=${MVP_NODES[$i]}
     [[ -n $(mvp::rt::node_ports "$i") ]] || continue
     if mvp::rt::node_is_up "$node"; then
-      mvp::skip "port check for $node (it is up already)"
+      mvp::log::skip "port check for $node (it is up already)"
       continue
     fi
-    for taken in $(mvp::ports_taken "$i"); do
+    for taken in $(mvp::ray::ports_taken "$i"); do
       MVP_PROBLEMS+=("port $taken (for $node) is in use; stop what listens there or change MVP_*_PORT / MVP_NODE_PORT_BASE")
     done
   done
 }
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   MVP_PROBLEMS=()
   mvp::rt::prereq
   check_python
@@ -93,9 +93,9 @@ main() {
   if ((${#MVP_PROBLEMS[@]})); then
     local p
     for p in "${MVP_PROBLEMS[@]}"; do printf 'PROBLEM: %s\n' "$p" >&2; done
-    mvp::die "${#MVP_PROBLEMS[@]} problem(s) found; fix them and run this again"
+    mvp::log::die "${#MVP_PROBLEMS[@]} problem(s) found; fix them and run this again"
   fi
-  mvp::info "prerequisites OK for the $MVP_RUNTIME runtime"
+  mvp::log::info "prerequisites OK for the $MVP_RUNTIME runtime"
 }
 
 main "$@"

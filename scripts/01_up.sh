@@ -11,7 +11,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   mvp::rt::up
 }
 

@@ -10,7 +10,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   mvp::rt::down
 }
 

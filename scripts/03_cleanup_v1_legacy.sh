@@ -9,19 +9,19 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-    mvp::skip "v1 cleanup (no Docker engine answers on this host, so no v1 containers run here)"
+    mvp::log::skip "v1 cleanup (no Docker engine answers on this host, so no v1 containers run here)"
     return 0
   fi
   local -a legacy=()
   mapfile -t legacy < <(docker ps -a --format '{{.Names}}' | grep -E '^mvp-ray-(head|worker-[0-9]+)$' || true)
   if ((${#legacy[@]} == 0)); then
-    mvp::skip "v1 cleanup (no v1 containers)"
+    mvp::log::skip "v1 cleanup (no v1 containers)"
     return 0
   fi
-  mvp::log "removing v1 containers: ${legacy[*]}"
-  mvp::run docker rm -f "${legacy[@]}"
+  mvp::log::step "removing v1 containers: ${legacy[*]}"
+  mvp::run::cmd docker rm -f "${legacy[@]}"
 }
 
 main "$@"

@@ -17,36 +17,36 @@ install_venv() {
   local stamp=$MVP_VENV/.mvp-requirements.sha256 want
   want=$(cat -- "$req" "$lock" | sha256sum | cut -d' ' -f1)
   if [[ -x $MVP_PYTHON && -f $stamp && $(<"$stamp") == "$want" ]]; then
-    mvp::skip "python venv $MVP_VENV (built from the current helpers/requirements.txt and trainer lock)"
+    mvp::log::skip "python venv $MVP_VENV (built from the current helpers/requirements.txt and trainer lock)"
     return 0
   fi
-  mvp::log "building $MVP_VENV from helpers/requirements.txt and helpers/trainer/requirements.lock"
-  mvp::run python3 -m venv "$MVP_VENV"
-  mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$req"
+  mvp::log::step "building $MVP_VENV from helpers/requirements.txt and helpers/trainer/requirements.lock"
+  mvp::run::cmd python3 -m venv "$MVP_VENV"
+  mvp::run::cmd "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$req"
   # torch first and exactly: installed later, as a dependency, pip could take
   # the CUDA build. The lock then installs the files it names, by hash.
-  mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check torch==2.13.0
-  mvp::run "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$lock"
+  mvp::run::cmd "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check torch==2.13.0
+  mvp::run::cmd "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$lock"
   # One line and a failed setup if CUDA packages got in after all.
-  mvp::run "$MVP_PYTHON" "$MVP_REPO/helpers/trainer/no_cuda.py" || exit 1
+  mvp::run::cmd "$MVP_PYTHON" "$MVP_REPO/helpers/trainer/no_cuda.py" || exit 1
   [[ $MVP_DRY_RUN == 1 ]] || echo "$want" >"$stamp"
 }
 
 install_in_containers() {
   local node
   for node in "${MVP_NODES[@]}"; do
-    mvp::rt::node_is_up "$node" || mvp::die "container $node is not running; run scripts/01_up.sh first"
+    mvp::rt::node_is_up "$node" || mvp::log::die "container $node is not running; run scripts/01_up.sh first"
     if mvp::rt::exec "$node" python3 -c 'import yaml, pyarrow' 2>/dev/null; then
-      mvp::skip "python packages in $node (PyYAML and pyarrow import)"
+      mvp::log::skip "python packages in $node (PyYAML and pyarrow import)"
     else
-      mvp::log "installing PyYAML and pyarrow in $node"
-      mvp::run mvp::rt::exec "$node" python3 -m pip install --quiet PyYAML pyarrow
+      mvp::log::step "installing PyYAML and pyarrow in $node"
+      mvp::run::cmd mvp::rt::exec "$node" python3 -m pip install --quiet PyYAML pyarrow
     fi
   done
 }
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
   if [[ $MVP_RUNTIME == local ]]; then install_venv; else install_in_containers; fi
 }
 

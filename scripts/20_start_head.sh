@@ -20,29 +20,29 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 reset_orphaned_workers() {
   local node
   for node in "${MVP_NODES[@]:1}"; do
-    if mvp::rt::node_is_up "$node" && mvp::ray_leftovers_in "$node"; then
-      mvp::log "resetting $node: its Ray (and any job driver) belongs to the head that went away"
+    if mvp::rt::node_is_up "$node" && mvp::ray::leftovers_in "$node"; then
+      mvp::log::step "resetting $node: its Ray (and any job driver) belongs to the head that went away"
       mvp::rt::reset_node "$node"
     fi
   done
 }
 
 main() {
-  mvp::init "$@"
+  mvp::config::init "$@"
   local head=$MVP_HEAD_NODE
-  mvp::rt::node_is_up "$head" || mvp::die "node $head is not up; run scripts/01_up.sh first"
-  if mvp::ray_running_in "$head" && mvp::helper cluster-wait --head --timeout 5 2>/dev/null; then
-    mvp::skip "Ray head on $head (running, dashboard $MVP_HOST_DASHBOARD_URL answers)"
+  mvp::rt::node_is_up "$head" || mvp::log::die "node $head is not up; run scripts/01_up.sh first"
+  if mvp::ray::running_in "$head" && mvp::helper::run cluster-wait --head --timeout 5 2>/dev/null; then
+    mvp::log::skip "Ray head on $head (running, dashboard $MVP_HOST_DASHBOARD_URL answers)"
     return 0
   fi
-  mvp::log "starting the Ray head on $head ($MVP_HEAD_IP)"
-  mvp::ray_start "$head" 0
+  mvp::log::step "starting the Ray head on $head ($MVP_HEAD_IP)"
+  mvp::ray::start "$head" 0
   [[ $MVP_DRY_RUN == 1 ]] && return 0
-  mvp::helper cluster-wait --head
-  mvp::info "head up: dashboard $MVP_HOST_DASHBOARD_URL, GCS $MVP_HEAD_IP:$MVP_GCS_PORT"
+  mvp::helper::run cluster-wait --head
+  mvp::log::info "head up: dashboard $MVP_HOST_DASHBOARD_URL, GCS $MVP_HEAD_IP:$MVP_GCS_PORT"
   reset_orphaned_workers
   # Jobs that were running when the old head went away get a record saying so.
-  mvp::helper reconcile
+  mvp::helper::run reconcile
 }
 
 main "$@"

@@ -12,45 +12,45 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  mvp::init "$@"
-  mvp::ray_running_in "$MVP_HEAD_NODE" || mvp::die "the Ray head is not running; run scripts/20_start_head.sh first"
+  mvp::config::init "$@"
+  mvp::ray::running_in "$MVP_HEAD_NODE" || mvp::log::die "the Ray head is not running; run scripts/20_start_head.sh first"
   local i node ip old_ids="" out pid failed=0
   local -A answer=()
   local -a starting=() pids=() down=()
   for node in "${MVP_NODES[@]:1}"; do mvp::rt::node_is_up "$node" || down+=("$node"); done
   if ((${#down[@]})); then
     # A worker node that died (namespace or container) comes back as 01 makes it.
-    mvp::log "bringing back worker node(s) that are down: ${down[*]}"
+    mvp::log::step "bringing back worker node(s) that are down: ${down[*]}"
     mvp::rt::up
   fi
   for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
     node=${MVP_NODES[$i]}
-    mvp::rt::node_is_up "$node" || mvp::die "node $node is down and the $MVP_RUNTIME runtime could not bring it back; see 00_prereq_check.sh"
-    if mvp::ray_running_in "$node"; then
-      mvp::skip "Ray worker on $node (raylet running)"
+    mvp::rt::node_is_up "$node" || mvp::log::die "node $node is down and the $MVP_RUNTIME runtime could not bring it back; see 00_prereq_check.sh"
+    if mvp::ray::running_in "$node"; then
+      mvp::log::skip "Ray worker on $node (raylet running)"
       continue
     fi
     starting+=("$i")
   done
   ((${#starting[@]})) || return 0
-  ip=$(for i in "${starting[@]}"; do mvp::node_ip "$i"; done)
+  ip=$(for i in "${starting[@]}"; do mvp::ray::node_ip "$i"; done)
   # The head may still list a dead raylet at these addresses for a while;
   # their ids tell the wait below not to count them.
   # shellcheck disable=SC2086  # one address per word
-  out=$(mvp::helper node-ids $ip)
-  mvp::kv::read answer <<<"$out" || mvp::die "the helper's node-ids answer: $MVP_KV_ERROR"
+  out=$(mvp::helper::run node-ids $ip)
+  mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's node-ids answer: $MVP_KV_ERROR"
   old_ids=${answer[node_ids]:-}
   # Each `ray start` is a second or more of Python start-up: in parallel.
   for i in "${starting[@]}"; do
     node=${MVP_NODES[$i]}
-    mvp::log "starting the Ray worker on $node ($(mvp::node_ip "$i"), $MVP_GPUS_PER_WORKER GPUs)"
-    mvp::ray_start "$node" "$i" &
+    mvp::log::step "starting the Ray worker on $node ($(mvp::ray::node_ip "$i"), $MVP_GPUS_PER_WORKER GPUs)"
+    mvp::ray::start "$node" "$i" &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  ((failed == 0)) || mvp::die "a worker's ray start failed; see its output above"
+  ((failed == 0)) || mvp::log::die "a worker's ray start failed; see its output above"
   [[ $MVP_DRY_RUN == 1 ]] && return 0
-  mvp::helper cluster-wait --replaced "$old_ids"
+  mvp::helper::run cluster-wait --replaced "$old_ids"
 }
 
 main "$@"

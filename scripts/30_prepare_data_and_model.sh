@@ -12,25 +12,26 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec --force
 
 main() {
-  mvp::init "$@"
-  mvp::switches --force
-  local -a args=(prepare "${MVP_SWITCHES[@]}")
+  mvp::config::init "$@"
+  local -a args=(prepare "${MVP_FLAG_WORDS[@]}")
   # A relative source directory is relative to where the user stands.
   if [[ $MVP_GSM8K_SOURCE != hf && $MVP_GSM8K_SOURCE != synthetic && $MVP_GSM8K_SOURCE != /* ]]; then
     MVP_GSM8K_SOURCE=$(cd "$MVP_GSM8K_SOURCE" 2>/dev/null && pwd) ||
-      mvp::die "MVP_GSM8K_SOURCE directory does not exist; use hf, synthetic or a directory with train.jsonl and test.jsonl"
+      mvp::log::die "MVP_GSM8K_SOURCE directory does not exist; use hf, synthetic or a directory with train.jsonl and test.jsonl"
   fi
   if [[ -n $MVP_MODEL_SOURCE && $MVP_MODEL_SOURCE != tiny && $MVP_MODEL_SOURCE != /* ]]; then
     MVP_MODEL_SOURCE=$(cd "$MVP_MODEL_SOURCE" 2>/dev/null && pwd) ||
-      mvp::die "MVP_MODEL_SOURCE directory does not exist; use tiny or a model directory"
+      mvp::log::die "MVP_MODEL_SOURCE directory does not exist; use tiny or a model directory"
   fi
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper "${args[@]}"
+    mvp::run::cmd mvp::helper::run "${args[@]}"
     return 0
   fi
-  mvp::helper "${args[@]}"
+  mvp::helper::run "${args[@]}"
 }
 
 main "$@"

@@ -14,22 +14,22 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec --porcelain
 
 main() {
-  mvp::init "$@"
-  local porcelain=0
-  [[ ${MVP_ARGS[0]:-} == --porcelain ]] && { porcelain=1; MVP_ARGS=("${MVP_ARGS[@]:1}"); }
-  ((${#MVP_ARGS[@]} == 0)) || mvp::die "unexpected argument '${MVP_ARGS[0]}'; set CODE_ID and MVP_VERL_SRC instead"
+  mvp::config::init "$@"
+  local porcelain=${MVP_FLAG[--porcelain]:-0}
   local -a args=(snapshot)
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper "${args[@]}"
+    mvp::run::cmd mvp::helper::run "${args[@]}"
     return 0
   fi
   local out
   local -A answer=()
   # A refusal is the helper's one ERROR line: nothing to add to it.
-  out=$(mvp::helper "${args[@]}") || exit
-  mvp::kv::read answer <<<"$out" || mvp::die "the helper's snapshot answer: $MVP_KV_ERROR"
+  out=$(mvp::helper::run "${args[@]}") || exit
+  mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's snapshot answer: $MVP_KV_ERROR"
   if ((porcelain)); then mvp::kv::emit code_id "${answer[code_id]}"; else printf '%s\n' "${answer[code_id]}"; fi
 }
 

@@ -15,8 +15,10 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "${MVP_SUBMIT_FLAGS[@]}"
 
 # The whole script is one submission of its template.
-main() { mvp::init "$@" && mvp::submit cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --configured-model; }
+main() { mvp::config::init "$@" && mvp::submit::run cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" --configured-model; }
 
 main "$@"

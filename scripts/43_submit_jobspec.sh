@@ -18,13 +18,15 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec JOBSPEC "${MVP_SUBMIT_FLAGS[@]}"
 
 main() {
-  mvp::init "$@"
-  ((${#MVP_ARGS[@]} >= 1)) || mvp::die "missing JOBSPEC; usage: scripts/43_submit_jobspec.sh JOBSPEC.yaml [--wait]"
+  mvp::config::init "$@"
+  ((${#MVP_ARGS[@]} >= 1)) || mvp::log::die "missing JOBSPEC; usage: scripts/43_submit_jobspec.sh JOBSPEC.yaml [--wait]"
   local spec=${MVP_ARGS[0]}
   MVP_ARGS=("${MVP_ARGS[@]:1}")
-  mvp::submit cli "$spec" ""
+  mvp::submit::run cli "$spec" ""
 }
 
 main "$@"

@@ -15,13 +15,15 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec RAY_CONFIG JOBSPEC "${MVP_SUBMIT_FLAGS[@]}"
 
 main() {
-  mvp::init "$@"
-  ((${#MVP_ARGS[@]} >= 2)) || mvp::die "missing arguments; usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait]"
+  mvp::config::init "$@"
+  ((${#MVP_ARGS[@]} >= 2)) || mvp::log::die "missing arguments; usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait]"
   local cfg=${MVP_ARGS[0]} spec=${MVP_ARGS[1]}
   MVP_ARGS=("${MVP_ARGS[@]:2}")
-  mvp::submit sdk "$spec" "$cfg"
+  mvp::submit::run sdk "$spec" "$cfg"
 }
 
 main "$@"

@@ -10,13 +10,14 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec --json
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
-  mvp::switches --json
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
   [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
-    mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
-  mvp::helper status "${MVP_SWITCHES[@]}"
+    mvp::log::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"
+  mvp::helper::run status "${MVP_FLAG_WORDS[@]}"
 }
 
 main "$@"

@@ -10,20 +10,13 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "SUBMISSION_ID*" --follow --steps --json
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
-  local -a args=(logs) ids=()
-  local arg
-  for arg in "${MVP_ARGS[@]}"; do
-    case $arg in
-      --follow|--steps|--json) args+=("$arg") ;;
-      -*) mvp::die "unknown option '$arg'; see --help" ;;
-      *) ids+=("$arg") ;;
-    esac
-  done
-  ((${#ids[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
-  mvp::helper "${args[@]}" "${ids[0]}"
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
+  ((${#MVP_ARGS[@]} == 1)) || mvp::log::die "give exactly one SUBMISSION_ID; see --help"
+  mvp::helper::run logs "${MVP_FLAG_WORDS[@]}" "${MVP_ARGS[0]}"
 }
 
 main "$@"

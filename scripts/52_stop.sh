@@ -7,15 +7,17 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "SUBMISSION_ID*"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
-  ((${#MVP_ARGS[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
+  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
+  ((${#MVP_ARGS[@]} == 1)) || mvp::log::die "give exactly one SUBMISSION_ID; see --help"
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    mvp::run mvp::helper stop "${MVP_ARGS[0]}"
+    mvp::run::cmd mvp::helper::run stop "${MVP_ARGS[0]}"
     return 0
   fi
-  mvp::helper stop "${MVP_ARGS[0]}"
+  mvp::helper::run stop "${MVP_ARGS[0]}"
 }
 
 main "$@"

@@ -22,6 +22,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--only=a list, e.g. --only ppo,sft"
 
 ALL_JOBS=(ppo1 ppo2 grpo sft)
 declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal)
@@ -34,7 +36,7 @@ select_jobs() {
     case $name in
       ppo) JOBS+=(ppo1 ppo2) ;;
       ppo1|ppo2|grpo|sft) JOBS+=("$name") ;;
-      *) mvp::die "--only: '$name' is not a nightly job; use ppo1, ppo2, grpo, sft (ppo = both PPO runs)" ;;
+      *) mvp::log::die "--only: '$name' is not a nightly job; use ppo1, ppo2, grpo, sft (ppo = both PPO runs)" ;;
     esac
   done
 }
@@ -54,7 +56,7 @@ check_overrides() {
   local item
   for item in $MVP_NIGHTLY_OVERRIDES; do
     [[ $item =~ ^(ppo1|ppo2|grpo|sft):[^=]+=.* ]] ||
-      mvp::die "MVP_NIGHTLY_OVERRIDES: '$item' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
+      mvp::log::die "MVP_NIGHTLY_OVERRIDES: '$item' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
   done
 }
 
@@ -70,10 +72,10 @@ notify_plan() {
 # step NAME CMD...: one step of the night; its output goes to the night's log.
 step() {
   local name=$1; shift
-  mvp::log "step $name"
+  mvp::log::step "step $name"
   if ! "$@" >>"$LOG"; then
     FAILED_STEP=$name
-    mvp::warn "step $name failed"
+    mvp::log::warn "step $name failed"
     return 1
   fi
 }
@@ -83,10 +85,10 @@ run_steps() {
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
     step "$s" "$MVP_REPO/scripts/$s.sh" || return 1
   done
-  mvp::helper nightly inputs --run-dir "$RUN_DIR_NODE" --phase before
+  mvp::helper::run nightly inputs --run-dir "$RUN_DIR_NODE" --phase before
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
-  mvp::helper nightly inputs --run-dir "$RUN_DIR_NODE" --phase after
-  mvp::log "step 31_snapshot_verl_code"
+  mvp::helper::run nightly inputs --run-dir "$RUN_DIR_NODE" --phase after
+  mvp::log::step "step 31_snapshot_verl_code"
   local -A answer=()
   local out
   if ! out=$("$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain) || ! mvp::kv::read answer <<<"$out"; then
@@ -102,34 +104,29 @@ run_steps() {
   local job
   for job in "${JOBS[@]}"; do
     job_overrides "$job"
-    mvp::log "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
+    mvp::log::step "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
     # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
     out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait "${OVERRIDES[@]}") || true
     answer=()
-    mvp::kv::read answer <<<"$out" || mvp::warn "$job: the submit script's answer: $MVP_KV_ERROR"
+    mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
     IDS[$job]=${answer[submission_id]:-}
   done
 }
 
 main() {
   local -a original_args=("$@")
-  mvp::init "$@"
-  local only="" i
-  for ((i = 0; i < ${#MVP_ARGS[@]}; i++)); do
-    case ${MVP_ARGS[$i]} in
-      --only) only=${MVP_ARGS[$((i + 1))]:-}; [[ -n $only ]] || mvp::die "--only needs a list, e.g. --only ppo,sft"; i=$((i + 1)) ;;
-      *) mvp::die "unknown argument '${MVP_ARGS[$i]}'; see --help" ;;
-    esac
-  done
+  mvp::config::init "$@"
+  local only=${MVP_FLAG[--only]:-} i
+  [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   select_jobs "$only"
   check_overrides
-  [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
+  [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
-  mvp::helper notify --check
+  mvp::helper::run notify --check
 
   RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
   local regressions
-  regressions=$(mvp::layout regressions)
+  regressions=$(mvp::config::layout regressions)
   if [[ $MVP_DRY_RUN == 1 ]]; then
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
@@ -143,11 +140,11 @@ main() {
     return 0
   fi
 
-  [[ -d $MVP_HOST_SHARED_DIR ]] || mvp::die "shared root $MVP_HOST_SHARED_DIR does not exist; mount it or run scripts/00_prereq_check.sh"
+  [[ -d $MVP_HOST_SHARED_DIR ]] || mvp::log::die "shared root $MVP_HOST_SHARED_DIR does not exist; mount it or run scripts/00_prereq_check.sh"
   if [[ ${MVP_NIGHTLY_HOLDS_LOCK:-0} != 1 ]]; then
     # The night runs again as a child of flock, which holds the lock for it.
     local rc=0
-    MVP_NIGHTLY_HOLDS_LOCK=1 mvp::with_lock "$regressions/.nightly.lock" "$0" "${original_args[@]}" || rc=$?
+    MVP_NIGHTLY_HOLDS_LOCK=1 mvp::run::with_lock "$regressions/.nightly.lock" "$0" "${original_args[@]}" || rc=$?
     if ((rc == MVP_LOCKED_EXIT)); then
       echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
     fi
@@ -160,7 +157,7 @@ main() {
   echo "$RUN_ID: log $LOG"
   # Everything the steps say goes to the night's log; to the terminal too when there is one.
   if [[ -t 2 ]]; then exec 2> >(tee -a "$LOG" >&2); else exec 2>>"$LOG"; fi
-  mvp::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_OVERRIDES:+, overrides $MVP_NIGHTLY_OVERRIDES}"
+  mvp::log::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_OVERRIDES:+, overrides $MVP_NIGHTLY_OVERRIDES}"
   FAILED_STEP="" CODE_USED=""
   declare -gA IDS=()
   # The run directory as the node that runs the helper sees it.
@@ -175,13 +172,13 @@ main() {
   local head_host
   head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
   # Retention first, so the index written by the judge shows pruned nights as such.
-  mvp::helper nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
-  out=$(mvp::helper nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
+  mvp::helper::run nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
+  out=$(mvp::helper::run nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
     --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || rc=$?
-  mvp::kv::read verdict <<<"$out" || mvp::warn "the judge's answer: $MVP_KV_ERROR"
+  mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
   summary=${verdict[summary]:-}
-  mvp::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
-  mvp::helper notify --run-dir "$RUN_DIR" || mvp::warn "the notification step failed; see $LOG"
+  mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  mvp::helper::run notify --run-dir "$RUN_DIR" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"
   ((rc == 0)) || return 1

@@ -20,6 +20,8 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--out=a file" --test-only "SCRIPT..."
 
 # Settings the job gets as they are here: every setting of the contract,
 # but those the allocation decides.
@@ -35,9 +37,9 @@ baked_settings() {
 resolve_script() {
   local want=$1 f
   [[ $want =~ ^(4[0-4]|60)(_[a-z0-9_]+\.sh)?$ ]] ||
-    mvp::die "SCRIPT '$want' cannot run in a Slurm job; use 40, 41, 42, 43, 44 or 60"
+    mvp::log::die "SCRIPT '$want' cannot run in a Slurm job; use 40, 41, 42, 43, 44 or 60"
   for f in "$MVP_REPO"/scripts/"${BASH_REMATCH[1]}"_*.sh; do echo "${f##*/}"; return 0; done
-  mvp::die "no script $want in scripts/"
+  mvp::log::die "no script $want in scripts/"
 }
 
 sbatch_line() { printf '#SBATCH %s\n' "$1"; }
@@ -54,17 +56,17 @@ render() {
   elif [[ " ${args[*]} " != *" --wait "* ]]; then
     args+=(--wait)
   fi
-  [[ $gpus =~ ^[0-9]+$ ]] || mvp::die "MVP_SLURM_GPUS_PER_NODE='$gpus' must be a whole number"
-  [[ $MVP_SLURM_HEAD_CPUS =~ ^[1-9][0-9]*$ ]] || mvp::die "MVP_SLURM_HEAD_CPUS='$MVP_SLURM_HEAD_CPUS' must be a whole number >= 1"
+  [[ $gpus =~ ^[0-9]+$ ]] || mvp::log::die "MVP_SLURM_GPUS_PER_NODE='$gpus' must be a whole number"
+  [[ $MVP_SLURM_HEAD_CPUS =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_SLURM_HEAD_CPUS='$MVP_SLURM_HEAD_CPUS' must be a whole number >= 1"
   [[ -z $MVP_SLURM_WORKER_CPUS || $MVP_SLURM_WORKER_CPUS =~ ^[1-9][0-9]*$ ]] ||
-    mvp::die "MVP_SLURM_WORKER_CPUS='$MVP_SLURM_WORKER_CPUS' must be empty or a whole number >= 1"
+    mvp::log::die "MVP_SLURM_WORKER_CPUS='$MVP_SLURM_WORKER_CPUS' must be empty or a whole number >= 1"
   local i
   # Files named on the command line are read inside the job, from another directory.
   for i in "${!args[@]}"; do
     [[ ${args[$i]} != -* && -f ${args[$i]} ]] && args[i]=$(realpath "${args[$i]}")
   done
   local out_dir
-  out_dir=$(mvp::layout slurm)
+  out_dir=$(mvp::config::layout slurm)
   # Slurm does not create the --output directory.
   mkdir -p "$out_dir"
 
@@ -91,7 +93,7 @@ render() {
   echo "set -euo pipefail"
   echo "# The settings as they were when this file was rendered."
   baked_settings
-  printf 'exec %q' "$MVP_REPO/scripts/lib/slurm_job.sh"
+  printf 'exec %q' "$MVP_REPO/scripts/libexec/slurm_job.sh"
   printf ' %q' "$script" "${args[@]}"
   printf '\n'
 }
@@ -100,28 +102,19 @@ render() {
 test_only() {
   local file=$1 out
   if out=$(sbatch --test-only "$file" 2>&1); then
-    mvp::info "sbatch --test-only: ${out##*sbatch: }"
+    mvp::log::info "sbatch --test-only: ${out##*sbatch: }"
     return 0
   fi
   out=$(grep -m1 -i 'error' <<<"$out" || echo "$out" | head -n 1)
   out=${out##*error: }
-  mvp::die "Slurm would not run this job: $out (head: 1 node, $MVP_SLURM_HEAD_CPUS CPUs, partition ${MVP_SLURM_HEAD_PARTITION:-${MVP_SLURM_PARTITION:-default}}; workers: $MVP_WORKERS nodes x ${MVP_SLURM_GPUS_PER_NODE:-$MVP_GPUS_PER_WORKER} GPUs, partition ${MVP_SLURM_PARTITION:-default}); change MVP_WORKERS, MVP_GPUS_PER_WORKER or MVP_SLURM_* and render again"
+  mvp::log::die "Slurm would not run this job: $out (head: 1 node, $MVP_SLURM_HEAD_CPUS CPUs, partition ${MVP_SLURM_HEAD_PARTITION:-${MVP_SLURM_PARTITION:-default}}; workers: $MVP_WORKERS nodes x ${MVP_SLURM_GPUS_PER_NODE:-$MVP_GPUS_PER_WORKER} GPUs, partition ${MVP_SLURM_PARTITION:-default}); change MVP_WORKERS, MVP_GPUS_PER_WORKER or MVP_SLURM_* and render again"
 }
 
 main() {
-  mvp::init "$@"
-  local out="" check=0
-  local -a rest=()
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --out) (($# > 1)) || mvp::die "--out needs a file"; out=$2; shift ;;
-      --test-only) check=1 ;;
-      *) rest+=("$@"); break ;;
-    esac
-    shift
-  done
-  ((${#rest[@]})) || mvp::die "missing SCRIPT; usage: scripts/70_render_sbatch.sh [--out FILE] SCRIPT [ARGS...]"
+  mvp::config::init "$@"
+  local out=${MVP_FLAG[--out]:-} check=${MVP_FLAG[--test-only]:-0}
+  local -a rest=("${MVP_ARGS[@]}")
+  ((${#rest[@]})) || mvp::log::die "missing SCRIPT; usage: scripts/70_render_sbatch.sh [--out FILE] SCRIPT [ARGS...]"
   local script
   script=$(resolve_script "${rest[0]}")
   local tmp
@@ -133,7 +126,7 @@ main() {
   if [[ -n $out ]]; then
     chmod 0755 "$tmp"
     mv "$tmp" "$out"
-    mvp::info "wrote $out: scripts/$script as a heterogeneous Slurm job; submit it with: sbatch $out"
+    mvp::log::info "wrote $out: scripts/$script as a heterogeneous Slurm job; submit it with: sbatch $out"
   else
     cat "$tmp"
   fi

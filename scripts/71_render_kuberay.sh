@@ -22,29 +22,26 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--out=a file" --override=KEY=VALUE WHAT JOBSPEC
 
 main() {
-  mvp::init "$@"
-  local out="" what="" spec=""
+  mvp::config::init "$@"
+  local out=${MVP_FLAG[--out]:-} what=${MVP_ARGS[0]:-} spec=${MVP_ARGS[1]:-} i
   local -a args=()
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --out) (($# > 1)) || mvp::die "--out needs a file"; out=$2; shift ;;
-      --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
-      -*) mvp::die "unknown option '$1'; see --help" ;;
-      *) if [[ -z $what ]]; then what=$1; elif [[ -z $spec ]]; then spec=$1; else mvp::die "unexpected argument '$1'; see --help"; fi ;;
-    esac
-    shift
+  # The overrides go on to the renderer, in order (--out is this script's;
+  # every flag here takes a value, so the words are pairs).
+  for ((i = 0; i < ${#MVP_FLAG_WORDS[@]}; i += 2)); do
+    if [[ ${MVP_FLAG_WORDS[i]} == --override ]]; then args+=(--override "${MVP_FLAG_WORDS[i + 1]}"); fi
   done
   case $what in
-    cluster|nightly) [[ -z $spec ]] || mvp::die "'$what' takes no JOBSPEC" ;;
+    cluster|nightly) [[ -z $spec ]] || mvp::log::die "'$what' takes no JOBSPEC" ;;
     job)
-      [[ -n $spec ]] || mvp::die "missing JOBSPEC; usage: scripts/71_render_kuberay.sh job JOBSPEC.yaml"
-      [[ -f $spec && -r $spec ]] || mvp::die "$spec does not exist or is not readable"
+      [[ -n $spec ]] || mvp::log::die "missing JOBSPEC; usage: scripts/71_render_kuberay.sh job JOBSPEC.yaml"
+      [[ -f $spec && -r $spec ]] || mvp::log::die "$spec does not exist or is not readable"
       args+=(--jobspec-name "$spec") ;;
-    "") mvp::die "missing what to render; use cluster, job JOBSPEC or nightly" ;;
-    *) mvp::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
+    "") mvp::log::die "missing what to render; use cluster, job JOBSPEC or nightly" ;;
+    *) mvp::log::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
   esac
   args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
   # The renderer reads these beyond what every helper command gets.
@@ -57,10 +54,10 @@ main() {
   trap 'rm -f -- "$MVP_RENDER_TMP"' EXIT
   # The helper has said what is wrong, in one line.
   # A JobSpec goes on stdin, as to 43: never on argv (size limit, ps).
-  mvp::helper render-kuberay "$what" "${args[@]}" <"${spec:-/dev/null}" >"$tmp" || exit 1
+  mvp::helper::run render-kuberay "$what" "${args[@]}" <"${spec:-/dev/null}" >"$tmp" || exit 1
   if [[ -n $out ]]; then
     mv "$tmp" "$out"
-    mvp::info "wrote $out; apply it with: kubectl apply -f $out"
+    mvp::log::info "wrote $out; apply it with: kubectl apply -f $out"
   else
     cat "$tmp"
   fi

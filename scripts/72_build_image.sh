@@ -16,13 +16,15 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags (mvp::flags::parse).
+mvp::flags::spec "--from=a value; see --help" "--tag=a value; see --help" "--engine=a value; see --help"
 
 # stage DIR: the repo's tracked files (as they are in the work tree) in DIR.
 stage() {
   local dir=$1
   if git -C "$MVP_REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$MVP_REPO" && git ls-files -z | xargs -0 cp --parents -t "$dir" 2>/dev/null) ||
-      mvp::die "could not copy the repo's tracked files into the build context $dir (a tracked file deleted? see git status)"
+      mvp::log::die "could not copy the repo's tracked files into the build context $dir (a tracked file deleted? see git status)"
   else
     # A release tarball: everything but what a checkout makes for itself.
     tar -C "$MVP_REPO" --exclude=./.venv --exclude=./.mvp --exclude=./.git --exclude=./tests/artifacts -cf - . |
@@ -31,27 +33,16 @@ stage() {
 }
 
 main() {
-  mvp::init "$@"
-  local base="" tag="" engine=""
-  set -- "${MVP_ARGS[@]}"
-  while (($#)); do
-    case $1 in
-      --from|--tag|--engine)
-        (($# > 1)) || mvp::die "$1 needs a value; see --help"
-        case $1 in --from) base=$2 ;; --tag) tag=$2 ;; --engine) engine=$2 ;; esac
-        shift ;;
-      *) mvp::die "unknown argument '$1'; see --help" ;;
-    esac
-    shift
-  done
-  [[ -n $base && -n $tag ]] || mvp::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make)"
+  mvp::config::init "$@"
+  local base=${MVP_FLAG[--from]:-} tag=${MVP_FLAG[--tag]:-} engine=${MVP_FLAG[--engine]:-}
+  [[ -n $base && -n $tag ]] || mvp::log::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make)"
   if [[ -z $engine ]]; then
     engine=podman
     command -v docker >/dev/null && docker version >/dev/null 2>&1 && engine=docker
   fi
-  [[ $engine =~ ^(docker|podman)$ ]] || mvp::die "--engine '$engine': use docker or podman"
-  command -v "$engine" >/dev/null || mvp::die "$engine is not installed; install it or pass --engine"
-  [[ $MVP_K8S_RUNBOOK_DIR == /* ]] || mvp::die "MVP_K8S_RUNBOOK_DIR='$MVP_K8S_RUNBOOK_DIR' must be an absolute path in the image"
+  [[ $engine =~ ^(docker|podman)$ ]] || mvp::log::die "--engine '$engine': use docker or podman"
+  command -v "$engine" >/dev/null || mvp::log::die "$engine is not installed; install it or pass --engine"
+  [[ $MVP_K8S_RUNBOOK_DIR == /* ]] || mvp::log::die "MVP_K8S_RUNBOOK_DIR='$MVP_K8S_RUNBOOK_DIR' must be an absolute path in the image"
   local -a build=("$engine" build -f "$MVP_REPO/templates/image/Containerfile" --build-arg "BASE_IMAGE=$base"
     --build-arg "RUNBOOK_DIR=$MVP_K8S_RUNBOOK_DIR" -t "$tag")
   if [[ $MVP_DRY_RUN == 1 ]]; then
@@ -63,8 +54,8 @@ main() {
   MVP_IMAGE_CTX=$ctx
   trap 'rm -rf -- "$MVP_IMAGE_CTX"' EXIT
   stage "$ctx"
-  mvp::log "building $tag from $base with the runbook at $MVP_K8S_RUNBOOK_DIR ($engine)"
-  "${build[@]}" -q "$ctx" >&2 || mvp::die "$engine build failed (its output is above); is $base an image $engine has or can pull?"
+  mvp::log::step "building $tag from $base with the runbook at $MVP_K8S_RUNBOOK_DIR ($engine)"
+  "${build[@]}" -q "$ctx" >&2 || mvp::log::die "$engine build failed (its output is above); is $base an image $engine has or can pull?"
   echo "$tag"
 }
 

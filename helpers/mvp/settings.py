@@ -1,5 +1,5 @@
 """The runbook's settings as the helper receives them: the bash side
-(scripts/lib/helper.sh, mvp::helper_env) passes every one the contract marks
+(scripts/lib/helper.sh, mvp::helper::env) passes every one the contract marks
 `helper` as a variable, with its defaults already applied. The helper keeps no
 defaults of its own: a missing setting is an error that names it.
 

@@ -1,27 +1,22 @@
 # shellcheck shell=bash
 # The runbook's shared library, sourced by every numbered script. It only
-# sources the files of one concern each (all functions under mvp::) and
-# defines mvp::init, every script's first call:
-#   log.sh     logging, errors, usage      run.sh     dry-run, waits, locks
-#   config.sh  settings and precedence     helper.sh  where `python -m mvp` runs
-#   ray.sh     `ray start` and Ray checks  submit.sh  submitting a JobSpec
-#   steps.sh   the bring-up sequence       runtime_<name>.sh  the nodes (see docs/ARCHITECTURE.md)
+# sources the files of one concern each; a function of ray.sh is mvp::ray::…
+# (every script's first call is mvp::config::init "$@"):
+#   log.sh     logging, errors, ERR trap   run.sh     dry-run, waits, locks
+#   flags.sh   the flag parser, --help     config.sh  settings and precedence
+#   helper.sh  where `python -m mvp` runs  ray.sh     `ray start` and Ray checks
+#   submit.sh  submitting a JobSpec        steps.sh   the bring-up sequence
 #   kv.sh      key=value results a program reads (the output contract)
+#   runtime_<name>.sh  the nodes, mvp::rt:: (sourced by config.sh; see docs/ARCHITECTURE.md)
+# Executables (not sourced) live in scripts/libexec.
 
 MVP_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MVP_DRY_RUN=${MVP_DRY_RUN:-0}
 # cron gives PATH=/usr/bin:/bin; the tools we call also live in these.
 PATH="$PATH:/usr/local/bin:/usr/sbin:/sbin"
 
-for _mvp_lib in log kv run config helper ray submit steps; do
+for _mvp_lib in log kv run flags config helper ray submit steps; do
   # shellcheck source=log.sh
   source "$MVP_REPO/scripts/lib/$_mvp_lib.sh"
 done
 unset _mvp_lib
-
-# mvp::init "$@": flags, then configuration (which sources the runtime).
-mvp::init() {
-  mvp::parse_flags "$@"
-  mvp::config::load
-  [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
-}

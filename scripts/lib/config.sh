@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # the settings and MVP_SWITCHES set here are read by the other library files and the scripts
+# shellcheck shell=bash disable=SC2034  # the settings set here are read by the other library files and the scripts
 # Configuration. Every setting is declared once, in config/settings.contract
 # (type, defaults, doc). Precedence, lowest first: the contract's defaults,
 # the config file (--config, MVP_CONFIG or config/local.env), the
@@ -6,43 +6,13 @@
 # default for this runtime (or profile), in mvp::config::derive.
 MVP_SETTINGS_PATTERN='^(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID)$'
 
-# mvp::parse_flags "$@": takes the flags every script has and leaves the
-# others, in order, in MVP_ARGS.
-mvp::parse_flags() {
-  MVP_ARGS=()
-  MVP_FLAG_SETTINGS=()
-  while (($#)); do
-    case $1 in
-      -h|--help) mvp::usage; exit 0 ;;
-      --dry-run) MVP_DRY_RUN=1 ;;
-      --config) (($# > 1)) || mvp::die "--config needs a file"; MVP_FLAG_SETTINGS+=("MVP_CONFIG=$2"); shift ;;
-      --runtime) (($# > 1)) || mvp::die "--runtime needs a runtime name"; MVP_FLAG_SETTINGS+=("MVP_RUNTIME=$2"); shift ;;
-      --shared-root) (($# > 1)) || mvp::die "--shared-root needs a path"; MVP_FLAG_SETTINGS+=("SHARED_ROOT=$2"); shift ;;
-      *) MVP_ARGS+=("$1") ;;
-    esac
-    shift
-  done
-}
-
-# mvp::switches FLAG...: a script that takes only these flags beyond the
-# common ones: each word left in MVP_ARGS must be one of them; they are
-# kept, in order, in MVP_SWITCHES (to hand to the helper).
-mvp::switches() {
-  local arg
-  MVP_SWITCHES=()
-  for arg in "${MVP_ARGS[@]}"; do
-    [[ " $* " == *" $arg "* ]] || mvp::die "unknown argument '$arg'; see --help"
-    MVP_SWITCHES+=("$arg")
-  done
-}
-
 mvp::config::source_file() {
   local file=$1 line
-  [[ -f $file && -r $file ]] || mvp::die "config file $file is missing or unreadable; fix the path in MVP_CONFIG or --config"
+  [[ -f $file && -r $file ]] || mvp::log::die "config file $file is missing or unreadable; fix the path in MVP_CONFIG or --config"
   # Only NAME=value lines: a config file is settings, not a program.
   while IFS= read -r line || [[ -n $line ]]; do
     [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
-    [[ $line =~ ^[A-Z_][A-Z0-9_]*= ]] || mvp::die "$file: '$line' is not a NAME=value line"
+    [[ $line =~ ^[A-Z_][A-Z0-9_]*= ]] || mvp::log::die "$file: '$line' is not a NAME=value line"
   done <"$file"
   # shellcheck disable=SC1090  # the file is the user's config, checked above
   source "$file"
@@ -61,7 +31,7 @@ mvp::config::read_contract() {
   local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting
   local -a lines=()
   MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
-  mapfile -t lines <"$file" || mvp::die "cannot read $file; restore it from git"
+  mapfile -t lines <"$file" || mvp::log::die "cannot read $file; restore it from git"
   lines+=("END")
   for line in "${lines[@]}"; do
     case $line in
@@ -100,7 +70,7 @@ mvp::config::contract_error() {
     ((++n))
     [[ $line == "$2" ]] && break
   done <"$1"
-  mvp::die "$1:$n: '$2' is $3"
+  mvp::log::die "$1:$n: '$2' is $3"
 }
 
 # mvp::config::expand TEMPLATE: TEMPLATE with each {NAME} replaced by NAME's
@@ -111,7 +81,7 @@ mvp::config::expand() {
   while [[ $rest == *"{"*"}"* ]]; do
     REPLY+=${rest%%"{"*}
     rest=${rest#*"{"} ref=${rest%%"}"*} rest=${rest#*"}"}
-    case $ref in ""|[0-9]*|*[!A-Za-z0-9_]*) mvp::die "config/settings.contract: '{$ref}' is not {NAME} of a variable" ;; esac
+    case $ref in ""|[0-9]*|*[!A-Za-z0-9_]*) mvp::log::die "config/settings.contract: '{$ref}' is not {NAME} of a variable" ;; esac
     REPLY+=${!ref-}
   done
   REPLY+=$rest
@@ -174,9 +144,9 @@ mvp::config::runtimes() {
 # Fills the settings whose empty value means "derived" and checks the rest.
 mvp::config::derive() {
   [[ $MVP_RUNTIME =~ ^[a-z]+$ && -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
-    mvp::die "MVP_RUNTIME='$MVP_RUNTIME' is not a runtime; set it to one of: $(mvp::config::runtimes)"
-  [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
-  [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
+    mvp::log::die "MVP_RUNTIME='$MVP_RUNTIME' is not a runtime; set it to one of: $(mvp::config::runtimes)"
+  [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::log::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
+  [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::log::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
   MVP_VENV=$MVP_REPO/.venv
   mvp::config::derive_defaults
@@ -188,20 +158,20 @@ mvp::config::derive() {
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
-  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
-  [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
-  # The Ray token: one 0600 file on the shared storage (mvp::ray_auth_token).
+  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::log::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
+  [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::log::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
+  # The Ray token: one 0600 file on the shared storage (mvp::ray::auth_token).
   MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
   MVP_HOST_RAY_TOKEN_FILE=$MVP_HOST_SHARED_DIR/secrets/ray_auth_token
-  [[ $SHARED_ROOT == /* ]] || mvp::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
-  [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
+  [[ $SHARED_ROOT == /* ]] || mvp::log::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
+  [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::log::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
   if [[ -z $MVP_WORKER_IPS ]]; then
     local prefix=${MVP_HEAD_IP%.*} last=${MVP_HEAD_IP##*.}
     for ((i = 1; i <= MVP_WORKERS; i++)); do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$prefix.$((last + i))"; done
   fi
   read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
   ((${#MVP_WORKER_IP_LIST[@]} == MVP_WORKERS)) ||
-    mvp::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
+    mvp::log::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
   # The source tree to snapshot, as the head node sees it.
   local src=${MVP_VERL_SRC:-}
   if [[ -z $src ]]; then
@@ -212,31 +182,52 @@ mvp::config::derive() {
     MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src
   fi
   mvp::rt::node_ray_dirs
-  [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
+  [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::log::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
   [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
-    mvp::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
+    mvp::log::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
   # A file name under <SHARED_ROOT>/clusters and admission/.
   [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||
-    mvp::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+    mvp::log::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
   [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
-    mvp::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
-  [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
+    mvp::log::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
+  [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::log::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
   # Passed-through values travel on the command line that runs the helper;
   # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
   local name secret=()
   while IFS= read -r name; do
     if [[ ${name^^} =~ TOKEN|SECRET|PASSWORD|KEY ]]; then secret+=("$name"); fi
-  done < <(mvp::job_env_names)
+  done < <(mvp::config::job_env_names)
   ((${#secret[@]} == 0)) ||
-    mvp::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
+    mvp::log::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
 }
 
-# mvp::layout NAME: the host's path of the shared-root directory NAME, from
+# The names that match MVP_JOB_ENV_PASSTHROUGH among the config's and the
+# environment's variables, one a line.
+mvp::config::job_env_names() {
+  local name pattern patterns=()
+  read -r -a patterns <<<"$MVP_JOB_ENV_PASSTHROUGH"
+  while IFS= read -r name; do
+    for pattern in "${patterns[@]}"; do
+      # shellcheck disable=SC2053  # the pattern is a glob on purpose
+      [[ $name == $pattern && -n ${!name} ]] && { echo "$name"; break; }
+    done
+  done < <(compgen -v)
+  return 0
+}
+
+# mvp::config::init "$@": flags, then configuration (which sources the runtime).
+mvp::config::init() {
+  mvp::flags::parse "$@"
+  mvp::config::load
+  [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::log::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
+}
+
+# mvp::config::layout NAME: the host's path of the shared-root directory NAME, from
 # shared-layout.txt (generated from helpers/mvp/layout.py).
-mvp::layout() {
+mvp::config::layout() {
   local name rel _
   while read -r name rel _; do
     [[ $name == "$1" ]] && { echo "$MVP_HOST_SHARED_DIR/$rel"; return 0; }
   done <"$MVP_REPO/shared-layout.txt"
-  mvp::die "shared-layout.txt names no directory '$1'"
+  mvp::log::die "shared-layout.txt names no directory '$1'"
 }

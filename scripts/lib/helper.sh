@@ -5,10 +5,10 @@
 # Settings the Python helper reads (helpers/mvp/settings.py), as the node
 # that runs it sees them: those with `helper` in config/settings.contract.
 # Every one is passed; the helper has no defaults.
-mvp::helper_env() {
+mvp::helper::env() {
   # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
   local name names=() pair
-  mapfile -t names < <(mvp::job_env_names)
+  mapfile -t names < <(mvp::config::job_env_names)
   MVP_JOB_ENV_NAMES=${names[*]}
   local -a env=("PYTHONPATH=$MVP_NODE_REPO/helpers")
   for pair in "${MVP_CONTRACT_HELPER[@]}"; do
@@ -17,24 +17,10 @@ mvp::helper_env() {
   done
   for name in "${names[@]}"; do env+=("$name=${!name}"); done
   printf '%s\0' "${env[@]}"
-  mvp::ray_auth_env
+  mvp::ray::auth_env
 }
 
-# The names that match MVP_JOB_ENV_PASSTHROUGH among the config's and the
-# environment's variables, one a line.
-mvp::job_env_names() {
-  local name pattern patterns=()
-  read -r -a patterns <<<"$MVP_JOB_ENV_PASSTHROUGH"
-  while IFS= read -r name; do
-    for pattern in "${patterns[@]}"; do
-      # shellcheck disable=SC2053  # the pattern is a glob on purpose
-      [[ $name == $pattern && -n ${!name} ]] && { echo "$name"; break; }
-    done
-  done < <(compgen -v)
-  return 0
-}
-
-# mvp::helper COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
+# mvp::helper::run COMMAND ARGS...: runs `python -m mvp COMMAND ARGS...` where the
 # command belongs. The one rule:
 # - host: commands that only speak HTTP to the dashboard and read the shared
 #   root (status, cluster-wait, node-ids, logs, stop, wait, reconcile), and
@@ -46,14 +32,14 @@ mvp::job_env_names() {
 #   (MVP_HOST_SEES_NODE_FILES=1, local), else on the head;
 # - head: everything else (submit) runs on the head: jobs are submitted
 #   from the head, as the seed requires.
-mvp::helper() {
+mvp::helper::run() {
   local place=head
   case $1 in
     status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay|notify) place=host ;;
     prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
   esac
   local -a env=()
-  mapfile -d '' env < <(mvp::helper_env)
+  mapfile -d '' env < <(mvp::helper::env)
   local helper_rc=0
   if [[ $place == host ]]; then
     [[ $MVP_RAY_AUTH == token ]] && env+=("RAY_AUTH_TOKEN_PATH=$MVP_HOST_RAY_TOKEN_FILE")
@@ -63,7 +49,7 @@ mvp::helper() {
     mvp::rt::exec "$MVP_HEAD_NODE" env "${env[@]}" "$MVP_PYTHON" -m mvp "$@" || helper_rc=$?
   fi
   # Exit 1 is the helper's clean answer (its one ERROR line, or a verdict
-  # such as "cluster DOWN"): mvp::on_err adds nothing to it.
-  mvp::reported "$helper_rc"
+  # such as "cluster DOWN"): mvp::log::on_err adds nothing to it.
+  mvp::log::reported "$helper_rc"
   return "$helper_rc"
 }

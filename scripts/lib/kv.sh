@@ -9,9 +9,9 @@
 # mvp::kv::emit KEY VALUE [KEY VALUE...]: one key=value line per pair.
 mvp::kv::emit() {
   while (($#)); do
-    (($# > 1)) || mvp::die "mvp::kv::emit: key '$1' has no value"
-    [[ $1 =~ ^[a-z][a-z0-9_]*$ ]] || mvp::die "mvp::kv::emit: '$1' is not a key ([a-z][a-z0-9_]*)"
-    [[ $2 != *$'\n'* ]] || mvp::die "mvp::kv::emit: the value of $1 spans lines; a value is one line"
+    (($# > 1)) || mvp::log::die "mvp::kv::emit: key '$1' has no value"
+    [[ $1 =~ ^[a-z][a-z0-9_]*$ ]] || mvp::log::die "mvp::kv::emit: '$1' is not a key ([a-z][a-z0-9_]*)"
+    [[ $2 != *$'\n'* ]] || mvp::log::die "mvp::kv::emit: the value of $1 spans lines; a value is one line"
     printf '%s=%s\n' "$1" "$2"
     shift 2
   done

@@ -4,20 +4,20 @@
 # log: a step being taken; info: a fact found; warn: something to look at;
 # skip: nothing to do, and why. (printf's own clock: no `date` per line.)
 
-mvp::log()  { TZ=UTC0 printf '%(%FT%TZ)T -----> %s\n' -1 "$*" >&2; }
-mvp::info() { TZ=UTC0 printf '%(%FT%TZ)T        %s\n' -1 "$*" >&2; }
-mvp::warn() { TZ=UTC0 printf '%(%FT%TZ)T  !     %s\n' -1 "$*" >&2; }
-mvp::skip() { TZ=UTC0 printf '%(%FT%TZ)T SKIP: %s\n' -1 "$*" >&2; }
-mvp::die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+mvp::log::step()  { TZ=UTC0 printf '%(%FT%TZ)T -----> %s\n' -1 "$*" >&2; }
+mvp::log::info() { TZ=UTC0 printf '%(%FT%TZ)T        %s\n' -1 "$*" >&2; }
+mvp::log::warn() { TZ=UTC0 printf '%(%FT%TZ)T  !     %s\n' -1 "$*" >&2; }
+mvp::log::skip() { TZ=UTC0 printf '%(%FT%TZ)T SKIP: %s\n' -1 "$*" >&2; }
+mvp::log::die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
 # An unexpected failure names the command and where it failed; expected
-# failures go through mvp::die (or the helper's ERROR line) with a message of
+# failures go through mvp::log::die (or the helper's ERROR line) with a message of
 # their own.
 # Decided by exit code and call site, never by the command's text: a call
-# that returned 1 after its own ERROR line was printed (mvp::reported, as
-# mvp::helper does for the helper's clean answer) gets nothing added; any
+# that returned 1 after its own ERROR line was printed (mvp::log::reported, as
+# mvp::helper::run does for the helper's clean answer) gets nothing added; any
 # other failure, and a crash (other codes) of that call, gets the frames.
-mvp::on_err() {
+mvp::log::on_err() {
   local rc=$? i
   [[ $rc == 1 && ${MVP_REPORTED_AT:-} == "${BASH_SOURCE[1]:-}:${BASH_LINENO[0]}" ]] && return 0
   printf 'ERROR: command failed (exit %s): %s\n' "$rc" "$BASH_COMMAND" >&2
@@ -25,19 +25,14 @@ mvp::on_err() {
     printf '  at %s (%s:%s)\n' "${FUNCNAME[$i]}" "${BASH_SOURCE[$i]##*/}" "${BASH_LINENO[$((i - 1))]}" >&2
   done
 }
-trap mvp::on_err ERR
+trap mvp::log::on_err ERR
 
-# mvp::reported RC: called by a function just before it returns RC; when
+# mvp::log::reported RC: called by a function just before it returns RC; when
 # RC is 1 (a failure whose ERROR line is already out), marks the line that
-# called that function, so mvp::on_err adds nothing when the call fails
+# called that function, so mvp::log::on_err adds nothing when the call fails
 # there. Any other RC clears the mark.
-mvp::reported() {
+mvp::log::reported() {
   MVP_REPORTED_AT=""
   [[ $1 == 1 ]] && MVP_REPORTED_AT="${BASH_SOURCE[2]:-}:${BASH_LINENO[1]}"
   return 0
-}
-
-# Prints the calling script's header comment (its usage), without the '# '.
-mvp::usage() {
-  sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"
 }

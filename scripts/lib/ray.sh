@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # Ray on the nodes: `ray start` arguments, addresses, and what runs where.
 
-# mvp::ray_start_args INDEX: the `ray start` words of node INDEX (0 = head)
+# mvp::ray::start_args INDEX: the `ray start` words of node INDEX (0 = head)
 # in MVP_RAY_ARGS; the runtime adds what it needs (mvp::rt::ray_start_args).
-mvp::ray_start_args() {
+mvp::ray::start_args() {
   local index=$1
   MVP_RAY_ARGS=(ray start --disable-usage-stats)
   if ((index == 0)); then
@@ -12,7 +12,7 @@ mvp::ray_start_args() {
     MVP_RAY_ARGS+=(--head --num-cpus=0 --num-gpus=0 "--node-ip-address=$MVP_HEAD_IP" "--port=$MVP_GCS_PORT"
       "--dashboard-host=$dashboard_host" "--dashboard-port=$dashboard_port" "--ray-client-server-port=$MVP_CLIENT_PORT")
   else
-    MVP_RAY_ARGS+=("--address=$MVP_HEAD_IP:$MVP_GCS_PORT" "--node-ip-address=$(mvp::node_ip "$index")"
+    MVP_RAY_ARGS+=("--address=$MVP_HEAD_IP:$MVP_GCS_PORT" "--node-ip-address=$(mvp::ray::node_ip "$index")"
       "--num-gpus=$MVP_GPUS_PER_WORKER" '--resources={"worker_node": 100}')
   fi
   mvp::rt::ray_start_args "$index"
@@ -21,7 +21,7 @@ mvp::ray_start_args() {
 # For runtimes whose nodes share a network namespace with others (local,
 # slurm): every port of node INDEX pinned at MVP_NODE_PORT_BASE + 1000*INDEX
 # (worker processes +100..+299), appended to MVP_RAY_ARGS.
-mvp::ray_pinned_args() {
+mvp::ray::pinned_args() {
   local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1))
   ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
   MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
@@ -31,25 +31,25 @@ mvp::ray_pinned_args() {
     "--object-store-memory=$MVP_OBJECT_STORE_BYTES")
 }
 
-# "IP PORT" lines of the ports mvp::ray_pinned_args gives node INDEX (and
+# "IP PORT" lines of the ports mvp::ray::pinned_args gives node INDEX (and
 # the head's GCS, dashboard and client ports).
-mvp::ray_pinned_ports() {
+mvp::ray::pinned_ports() {
   local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
-  ip=$(mvp::node_ip "$index")
+  ip=$(mvp::ray::node_ip "$index")
   ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
   for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
 }
 
-mvp::node_ip() {
+mvp::ray::node_ip() {
   local index=$1
   if ((index == 0)); then echo "$MVP_HEAD_IP"; else echo "${MVP_WORKER_IP_LIST[$((index - 1))]}"; fi
 }
 
-# mvp::ports_taken INDEX: "IP:PORT" of each port node INDEX's Ray will bind
+# mvp::ray::ports_taken INDEX: "IP:PORT" of each port node INDEX's Ray will bind
 # on this host's network (mvp::rt::node_ports) that something answers on
 # already: ray start would fail on it, or worse, carry on without its
 # dashboard and leave 20 waiting.
-mvp::ports_taken() {
+mvp::ray::ports_taken() {
   local ip port
   while read -r ip port; do
     if (: <"/dev/tcp/$ip/$port") 2>/dev/null; then echo "$ip:$port"; fi
@@ -57,10 +57,10 @@ mvp::ports_taken() {
   return 0
 }
 
-mvp::ports_free() { [[ -z $(mvp::ports_taken "$1") ]]; }
+mvp::ray::ports_free() { [[ -z $(mvp::ray::ports_taken "$1") ]]; }
 
 # Is Ray's raylet (and, on the head, the GCS) running inside the node?
-mvp::ray_running_in() {
+mvp::ray::running_in() {
   local node=$1
   mvp::rt::exec "$node" pgrep -x raylet >/dev/null 2>&1 || return 1
   [[ $node != "$MVP_HEAD_NODE" ]] || mvp::rt::exec "$node" pgrep -x gcs_server >/dev/null 2>&1
@@ -69,7 +69,7 @@ mvp::ray_running_in() {
 # Processes of an earlier Ray inside the node (a head or worker that died
 # half-way), which would hold its ports. Checked first: `ray stop` costs a
 # second of Python start-up.
-mvp::ray_leftovers_in() {
+mvp::ray::leftovers_in() {
   mvp::rt::exec "$1" pgrep -f '/ray/(core|dashboard|_private|autoscaler|util)/' >/dev/null 2>&1
 }
 
@@ -80,7 +80,7 @@ mvp::ray_leftovers_in() {
 # RAY_AUTH_MODE unset, Ray 2.60 turns token auth on whenever it finds a
 # token (~/.ray/auth_token, which any local ray.init now creates), and the
 # runbook's calls would then be refused.
-mvp::ray_auth_env() {
+mvp::ray::auth_env() {
   if [[ $MVP_RAY_AUTH == token ]]; then
     printf '%s\0' RAY_AUTH_MODE=token "RAY_AUTH_TOKEN_PATH=$MVP_RAY_TOKEN_FILE"
   else
@@ -90,37 +90,37 @@ mvp::ray_auth_env() {
 
 # Creates the token once, through this host's view of the shared storage:
 # 256 random bits, mode 0600 in a 0700 directory, never overwritten.
-mvp::ray_auth_token() {
+mvp::ray::auth_token() {
   local file=$MVP_HOST_RAY_TOKEN_FILE token
   [[ $MVP_RAY_AUTH == token && ! -s $file ]] || return 0
   if [[ $MVP_DRY_RUN == 1 ]]; then echo "DRY-RUN: create the Ray auth token $file (mode 0600)"; return 0; fi
   [[ -d $MVP_HOST_SHARED_DIR ]] ||
-    mvp::die "cannot create the Ray auth token: $MVP_HOST_SHARED_DIR does not exist on this host; mount the shared storage there (MVP_HOST_SHARED_DIR)"
+    mvp::log::die "cannot create the Ray auth token: $MVP_HOST_SHARED_DIR does not exist on this host; mount the shared storage there (MVP_HOST_SHARED_DIR)"
   token=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
   # noclobber: of two runs at once, one writes and the other keeps its file.
   (umask 077 && mkdir -p "${file%/*}" && set -C && printf '%s' "$token" >"$file") 2>/dev/null || [[ -s $file ]] ||
-    mvp::die "cannot write the Ray auth token $file; check the shared storage's permissions"
-  mvp::log "created the Ray auth token $file (mode 0600, shown nowhere)"
+    mvp::log::die "cannot write the Ray auth token $file; check the shared storage's permissions"
+  mvp::log::step "created the Ray auth token $file (mode 0600, shown nowhere)"
 }
 
-# mvp::ray_start NODE INDEX: `ray start` inside NODE, after stopping what an
+# mvp::ray::start NODE INDEX: `ray start` inside NODE, after stopping what an
 # earlier Ray left there (only inside that node: its own namespace).
-mvp::ray_start() {
+mvp::ray::start() {
   local node=$1 index=$2
   local -a auth=()
-  mapfile -d '' auth < <(mvp::ray_auth_env)
-  ((index > 0)) || mvp::ray_auth_token
-  mvp::ray_start_args "$index"
+  mapfile -d '' auth < <(mvp::ray::auth_env)
+  ((index > 0)) || mvp::ray::auth_token
+  mvp::ray::start_args "$index"
   ((${#auth[@]} == 0)) || MVP_RAY_ARGS=(env "${auth[@]}" "${MVP_RAY_ARGS[@]}")
-  if mvp::ray_leftovers_in "$node"; then
-    mvp::log "stopping what is left of an earlier Ray in $node"
-    mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
+  if mvp::ray::leftovers_in "$node"; then
+    mvp::log::step "stopping what is left of an earlier Ray in $node"
+    mvp::run::cmd mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
   fi
   # Ports an earlier Ray just let go of may take a moment to close.
   local taken
-  taken=$(mvp::ports_taken "$index" | xargs)
-  if [[ -n $taken ]] && ! mvp::wait_for 5 "ports $taken to be free" mvp::ports_free "$index" 2>/dev/null; then
-    mvp::die "port(s) $taken of $node are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
+  taken=$(mvp::ray::ports_taken "$index" | xargs)
+  if [[ -n $taken ]] && ! mvp::run::wait_for 5 "ports $taken to be free" mvp::ray::ports_free "$index" 2>/dev/null; then
+    mvp::log::die "port(s) $taken of $node are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
   fi
-  mvp::run mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
+  mvp::run::cmd mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null
 }

@@ -22,10 +22,10 @@ mvp::rt::derive() {
   MVP_HOST_SEES_NODE_FILES=1
   MVP_NODE_REPO=$MVP_REPO
   MVP_NODE_VERL_DIR=$MVP_VERL_DIR
-  MVP_PYTHON=$(command -v python3) || mvp::die "python3 is not in this image; build it with scripts/72_build_image.sh on a verl image"
+  MVP_PYTHON=$(command -v python3) || mvp::log::die "python3 is not in this image; build it with scripts/72_build_image.sh on a verl image"
   MVP_HOST_PYTHON=$MVP_PYTHON
   [[ ${MVP_K8S_HEAD_SERVICE:-} =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] ||
-    mvp::die "MVP_K8S_HEAD_SERVICE='${MVP_K8S_HEAD_SERVICE:-}' must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
+    mvp::log::die "MVP_K8S_HEAD_SERVICE='${MVP_K8S_HEAD_SERVICE:-}' must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
   MVP_DASHBOARD_URL=http://$MVP_K8S_HEAD_SERVICE:8265
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
   # The cluster's auth is what the pod's environment says (the CronJob sets
@@ -35,10 +35,10 @@ mvp::rt::derive() {
   # A dry run contacts nothing: MVP_HEAD_IP keeps the contract's placeholder.
   [[ $MVP_DRY_RUN != 1 ]] || return 0
   [[ $MVP_RAY_AUTH != token || -n ${RAY_AUTH_TOKEN:-} ]] ||
-    mvp::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
+    mvp::log::die "RAY_AUTH_MODE=token but RAY_AUTH_TOKEN is empty; the pod takes it from the RayCluster's Secret (key auth_token): is that Secret there?"
   local addresses
   addresses=$(mvp::rt::addresses) ||
-    mvp::die "the RayCluster behind $MVP_DASHBOARD_URL is not ready after ${MVP_NODES_TIMEOUT}s (${addresses:-no answer}); see kubectl get raycluster,pods"
+    mvp::log::die "the RayCluster behind $MVP_DASHBOARD_URL is not ready after ${MVP_NODES_TIMEOUT}s (${addresses:-no answer}); see kubectl get raycluster,pods"
   read -r MVP_HEAD_IP MVP_WORKER_IPS <<<"$addresses"
 }
 
@@ -90,9 +90,9 @@ mvp::rt::exec() {
 
 mvp::rt::prereq() {
   command -v flock >/dev/null || MVP_PROBLEMS+=("flock is missing from the image; install util-linux in it")
-  mvp::info "cluster: the RayCluster behind $MVP_K8S_HEAD_SERVICE, head $MVP_HEAD_IP, workers $MVP_WORKER_IPS"
+  mvp::log::info "cluster: the RayCluster behind $MVP_K8S_HEAD_SERVICE, head $MVP_HEAD_IP, workers $MVP_WORKER_IPS"
 }
 
-mvp::rt::up() { mvp::skip "bringing up nodes (the KubeRay operator runs the RayCluster's pods)"; }
-mvp::rt::down() { mvp::die "the KubeRay operator runs this cluster; delete the RayCluster with kubectl instead"; }
-mvp::rt::reset_node() { mvp::die "the KubeRay operator runs this cluster's pods; delete the pod with kubectl to have it re-created"; }
+mvp::rt::up() { mvp::log::skip "bringing up nodes (the KubeRay operator runs the RayCluster's pods)"; }
+mvp::rt::down() { mvp::log::die "the KubeRay operator runs this cluster; delete the RayCluster with kubectl instead"; }
+mvp::rt::reset_node() { mvp::log::die "the KubeRay operator runs this cluster's pods; delete the pod with kubectl to have it re-created"; }

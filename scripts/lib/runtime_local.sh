@@ -24,19 +24,19 @@ mvp::rt::node_ray_dirs() {
   local i
   MVP_NODE_RAY_DIRS=""
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
-    MVP_NODE_RAY_DIRS+="${MVP_NODE_RAY_DIRS:+ }$(mvp::node_ip "$i")=$(mvp::rt::node_dir "${MVP_NODES[$i]}")/tmp-ray"
+    MVP_NODE_RAY_DIRS+="${MVP_NODE_RAY_DIRS:+ }$(mvp::ray::node_ip "$i")=$(mvp::rt::node_dir "${MVP_NODES[$i]}")/tmp-ray"
   done
 }
 
 # Nodes share the host's network, so every port a node opens is pinned:
 # node k's at MVP_NODE_PORT_BASE + 1000*k.
-mvp::rt::ray_start_args() { mvp::ray_pinned_args "$1"; }
+mvp::rt::ray_start_args() { mvp::ray::pinned_args "$1"; }
 
 # "HOST PORT" the head's dashboard binds to.
 mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
 
 # "IP PORT" lines: what node INDEX will listen on, for the prerequisite check.
-mvp::rt::node_ports() { mvp::ray_pinned_ports "$1"; }
+mvp::rt::node_ports() { mvp::ray::pinned_ports "$1"; }
 
 mvp::rt::node_dir() { echo "$MVP_STATE_DIR/nodes/$1"; }
 
@@ -74,7 +74,7 @@ mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
 # to every job, so nothing else of the operator's shell may reach them.
 mvp::rt::exec() {
   local node=$1 pid; shift
-  pid=$(mvp::rt::node_pid "$node") || mvp::die "node $node is not up; run scripts/01_up.sh"
+  pid=$(mvp::rt::node_pid "$node") || mvp::log::die "node $node is not up; run scripts/01_up.sh"
   local -a env=()
   mapfile -d '' env < <(mvp::rt::allowed_env)
   nsenter -t "$pid" --pid --mount --uts --wd=/ -- env -i "${env[@]}" "PATH=$MVP_VENV/bin:$PATH" "$@"
@@ -89,9 +89,9 @@ mvp::rt::prereq() {
     MVP_PROBLEMS+=("user namespaces are disabled for non-root users; run as root or enable kernel.unprivileged_userns_clone")
   fi
   if command -v nvidia-smi >/dev/null; then
-    mvp::info "GPUs: local runtime gives each worker $MVP_GPUS_PER_WORKER logical GPUs (nvidia-smi is present but not used)"
+    mvp::log::info "GPUs: local runtime gives each worker $MVP_GPUS_PER_WORKER logical GPUs (nvidia-smi is present but not used)"
   else
-    mvp::info "GPUs: none on this host; each worker gets $MVP_GPUS_PER_WORKER logical GPUs"
+    mvp::log::info "GPUs: none on this host; each worker gets $MVP_GPUS_PER_WORKER logical GPUs"
   fi
 }
 
@@ -99,19 +99,19 @@ mvp::rt::up_node() {
   local node=$1 dir
   dir=$(mvp::rt::node_dir "$node")
   if mvp::rt::node_is_up "$node"; then
-    mvp::skip "node $node (namespace already up, pid $(mvp::rt::node_pid "$node"))"
+    mvp::log::skip "node $node (namespace already up, pid $(mvp::rt::node_pid "$node"))"
     return 0
   fi
-  mvp::log "starting node $node"
+  mvp::log::step "starting node $node"
   [[ $MVP_DRY_RUN == 1 ]] || { mkdir -p "$dir/tmp-ray"; rm -f "$dir/ready"; }
   local -a userns=()
   ((EUID == 0)) || userns=(--user --map-root-user)
   local -a cmd=(env "PATH=$MVP_VENV/bin:$PATH" setsid unshare "${userns[@]}" --pid --fork --mount-proc --uts --propagation private
-    bash "$MVP_REPO/scripts/lib/local_node_init.sh" "$node" "$dir/tmp-ray" "$dir/ready")
-  if [[ $MVP_DRY_RUN == 1 ]]; then mvp::run "${cmd[@]}"; return 0; fi
+    bash "$MVP_REPO/scripts/libexec/local_node_init.sh" "$node" "$dir/tmp-ray" "$dir/ready")
+  if [[ $MVP_DRY_RUN == 1 ]]; then mvp::run::cmd "${cmd[@]}"; return 0; fi
   "${cmd[@]}" </dev/null >>"$dir/init.log" 2>&1 &
   local unshare_pid=$!
-  mvp::wait_for 10 "node $node to start" test -s "$dir/ready" || mvp::die "node $node did not start; see $dir/init.log"
+  mvp::run::wait_for 10 "node $node to start" test -s "$dir/ready" || mvp::log::die "node $node did not start; see $dir/init.log"
   # The init is unshare's only child; its host PID is what nsenter needs.
   local child
   child=$(<"/proc/$unshare_pid/task/$unshare_pid/children")
@@ -127,18 +127,18 @@ mvp::rt::down_node() {
   local node=$1 pid dir
   dir=$(mvp::rt::node_dir "$node")
   if ! pid=$(mvp::rt::node_pid "$node"); then
-    mvp::skip "node $node (not up)"
+    mvp::log::skip "node $node (not up)"
     rm -f "$dir/init.pid"
     return 0
   fi
-  mvp::log "stopping node $node (pid $pid)"
+  mvp::log::step "stopping node $node (pid $pid)"
   # The init stops Ray inside the node on SIGTERM; when it exits, the kernel
   # ends whatever is left in its PID namespace.
-  mvp::run kill -TERM "$pid"
+  mvp::run::cmd kill -TERM "$pid"
   [[ $MVP_DRY_RUN == 1 ]] && return 0
-  if ! mvp::wait_for 30 "node $node to stop" mvp::rt::pid_gone "$pid"; then
+  if ! mvp::run::wait_for 30 "node $node to stop" mvp::rt::pid_gone "$pid"; then
     kill -KILL "$pid" 2>/dev/null || true
-    mvp::wait_for 5 "node $node to die" mvp::rt::pid_gone "$pid" || mvp::die "node $node (pid $pid) would not stop"
+    mvp::run::wait_for 5 "node $node to die" mvp::rt::pid_gone "$pid" || mvp::log::die "node $node (pid $pid) would not stop"
   fi
   rm -f "$dir/init.pid"
 }

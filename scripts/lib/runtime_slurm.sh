@@ -3,21 +3,21 @@
 # the sbatch script of scripts/70_render_sbatch.sh. Component 0 (one node)
 # holds the head, component 1 the GPU workers. Outside such a job there are no
 # nodes: 30 and 31 run on this host, against the shared storage; submitting
-# happens inside the job (scripts/lib/slurm_job.sh). The repo, its .venv and
+# happens inside the job (scripts/libexec/slurm_job.sh). The repo, its .venv and
 # SHARED_ROOT must be on storage every node mounts at the same path.
 
-mvp::slurm::in_job() {
+mvp::rt::in_job() {
   [[ -n ${SLURM_JOB_ID:-} && -n ${SLURM_JOB_NODELIST_HET_GROUP_0:-} && -n ${SLURM_JOB_NODELIST_HET_GROUP_1:-} ]]
 }
 
-# mvp::slurm::node_ip NODE: the IPv4 address Slurm reaches NODE at (its NodeAddr).
-mvp::slurm::node_ip() {
+# mvp::rt::slurm_node_ip NODE: the IPv4 address Slurm reaches NODE at (its NodeAddr).
+mvp::rt::slurm_node_ip() {
   local node=$1 addr
-  addr=$(scontrol show node "$node" | grep -o 'NodeAddr=[^ ]*') || mvp::die "scontrol knows no node $node"
+  addr=$(scontrol show node "$node" | grep -o 'NodeAddr=[^ ]*') || mvp::log::die "scontrol knows no node $node"
   addr=${addr#NodeAddr=}
   if [[ ! $addr =~ ^([0-9]+\.){3}[0-9]+$ ]]; then
     addr=$(getent ahostsv4 "$addr" | awk 'NR == 1 {print $1}')
-    [[ -n $addr ]] || mvp::die "cannot resolve the address of Slurm node $node; fix its NodeAddr or DNS"
+    [[ -n $addr ]] || mvp::log::die "cannot resolve the address of Slurm node $node; fix its NodeAddr or DNS"
   fi
   echo "$addr"
 }
@@ -34,16 +34,16 @@ mvp::rt::derive() {
   MVP_PYTHON=$MVP_VENV/bin/python
   MVP_HOST_PYTHON=$MVP_PYTHON
   [[ -n $MVP_SLURM_WORKER_CPUS ]] && MVP_WORKER_CPUS=$MVP_SLURM_WORKER_CPUS
-  if mvp::slurm::in_job; then
+  if mvp::rt::in_job; then
     local -a workers=()
     local node
     MVP_HEAD_NODE=$(scontrol show hostnames "$SLURM_JOB_NODELIST_HET_GROUP_0" | head -n 1)
     mapfile -t workers < <(scontrol show hostnames "$SLURM_JOB_NODELIST_HET_GROUP_1")
     MVP_NODES=("$MVP_HEAD_NODE" "${workers[@]}")
     MVP_WORKERS=${#workers[@]}
-    MVP_HEAD_IP=$(mvp::slurm::node_ip "$MVP_HEAD_NODE")
+    MVP_HEAD_IP=$(mvp::rt::slurm_node_ip "$MVP_HEAD_NODE")
     MVP_WORKER_IPS=""
-    for node in "${workers[@]}"; do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$(mvp::slurm::node_ip "$node")"; done
+    for node in "${workers[@]}"; do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$(mvp::rt::slurm_node_ip "$node")"; done
   fi
   MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
   MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
@@ -51,36 +51,36 @@ mvp::rt::derive() {
 
 # A node may be shared with another job's Ray, so every port is pinned, as
 # in the local runtime: node k's at MVP_NODE_PORT_BASE + 1000*k.
-mvp::rt::ray_start_args() { mvp::ray_pinned_args "$1"; }
+mvp::rt::ray_start_args() { mvp::ray::pinned_args "$1"; }
 
 mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
 
-mvp::rt::node_ports() { mvp::ray_pinned_ports "$1"; }
+mvp::rt::node_ports() { mvp::ray::pinned_ports "$1"; }
 
-mvp::slurm::is_node() {
+mvp::rt::is_node() {
   local node
   for node in "${MVP_NODES[@]}"; do [[ $node == "$1" ]] && return 0; done
   return 1
 }
 
-mvp::rt::node_is_up() { mvp::slurm::in_job && mvp::slurm::is_node "$1"; }
+mvp::rt::node_is_up() { mvp::rt::in_job && mvp::rt::is_node "$1"; }
 
 # mvp::rt::exec NODE CMD...: the batch script runs on the head, so the head's
 # commands run here; a worker's run as a step on it that shares the job's
 # resources (--overlap) instead of waiting for them.
 mvp::rt::exec() {
   local node=$1; shift
-  mvp::rt::node_is_up "$node" || mvp::die "node $node is not part of this Slurm job; MVP_RUNTIME=slurm runs inside the job of scripts/70_render_sbatch.sh"
+  mvp::rt::node_is_up "$node" || mvp::log::die "node $node is not part of this Slurm job; MVP_RUNTIME=slurm runs inside the job of scripts/70_render_sbatch.sh"
   local -a env=(env -u PYTHONPATH "PATH=$MVP_VENV/bin:$PATH")
   if [[ $node == "$MVP_HEAD_NODE" && ${SLURMD_NODENAME:-} == "$node" ]]; then
     "${env[@]}" --chdir=/ "$@"
   else
-    srun --overlap --quiet --het-group="$(mvp::slurm::group_of "$node")" --nodes=1 --ntasks=1 \
+    srun --overlap --quiet --het-group="$(mvp::rt::het_group "$node")" --nodes=1 --ntasks=1 \
       --nodelist="$node" --chdir=/ "${env[@]}" "$@"
   fi
 }
 
-mvp::slurm::group_of() { if [[ $1 == "$MVP_HEAD_NODE" ]]; then echo 0; else echo 1; fi; }
+mvp::rt::het_group() { if [[ $1 == "$MVP_HEAD_NODE" ]]; then echo 0; else echo 1; fi; }
 
 mvp::rt::prereq() {
   local tool
@@ -90,20 +90,20 @@ mvp::rt::prereq() {
 }
 
 mvp::rt::up() {
-  mvp::slurm::in_job || mvp::die "MVP_RUNTIME=slurm has nodes only inside a Slurm job; render one with scripts/70_render_sbatch.sh"
-  mvp::skip "nodes (this Slurm job's: head $MVP_HEAD_NODE, workers ${MVP_NODES[*]:1})"
+  mvp::rt::in_job || mvp::log::die "MVP_RUNTIME=slurm has nodes only inside a Slurm job; render one with scripts/70_render_sbatch.sh"
+  mvp::log::skip "nodes (this Slurm job's: head $MVP_HEAD_NODE, workers ${MVP_NODES[*]:1})"
 }
 
-# Ray runs as `ray start --block` in one job step per node (see
-# mvp::slurm::start_ray), so stopping Ray is ending those steps: it touches
+# Ray runs as `ray start --block` in one job step per node (see start_ray
+# in scripts/libexec/slurm_job.sh), so stopping Ray is ending those steps: it touches
 # nothing of another job that shares a node, which `ray stop` would.
 mvp::rt::down() {
   if [[ ${#MVP_SLURM_RAY_STEPS[@]} -eq 0 ]]; then
-    mvp::skip "Ray on this Slurm job's nodes (no step of ours runs it)"
+    mvp::log::skip "Ray on this Slurm job's nodes (no step of ours runs it)"
     return 0
   fi
   local pid
-  mvp::log "stopping Ray on ${#MVP_SLURM_RAY_STEPS[@]} nodes (their job steps, workers first)"
+  mvp::log::step "stopping Ray on ${#MVP_SLURM_RAY_STEPS[@]} nodes (their job steps, workers first)"
   for ((pid = ${#MVP_SLURM_RAY_STEPS[@]} - 1; pid >= 0; pid--)); do
     kill -TERM "${MVP_SLURM_RAY_STEPS[$pid]}" 2>/dev/null || true
   done
@@ -118,38 +118,6 @@ mvp::rt::down() {
 
 MVP_SLURM_RAY_STEPS=()
 
-# mvp::slurm::start_ray: the head on component 0, then every worker on
-# component 1, each a `ray start --block` step started in the background;
-# returns when every node registered with the head.
-mvp::slurm::start_ray() {
-  local i node
-  local log_dir
-  log_dir=$(mvp::layout slurm)/$SLURM_JOB_ID
-  mkdir -p "$log_dir"
-  mvp::ray_auth_token
-  local -a auth=()
-  mapfile -d '' auth < <(mvp::ray_auth_env)
-  for i in "${!MVP_NODES[@]}"; do
-    node=${MVP_NODES[$i]}
-    mvp::ray_start_args "$i"
-    local -a step_env=(env -u PYTHONPATH "PATH=$MVP_VENV/bin:$PATH" "${auth[@]}")
-    if ((i > 0)); then
-      [[ -n $MVP_SLURM_NCCL_IFNAME ]] && step_env+=("NCCL_SOCKET_IFNAME=$MVP_SLURM_NCCL_IFNAME")
-      local gloo=$MVP_SLURM_GLOO_IFNAME
-      [[ -n $gloo ]] && step_env+=("GLOO_SOCKET_IFNAME=$gloo")
-    fi
-    mvp::log "starting Ray on $node ($(mvp::node_ip "$i"), component $(mvp::slurm::group_of "$node")); log $log_dir/ray-$node.log"
-    srun --overlap --quiet --het-group="$(mvp::slurm::group_of "$node")" --nodes=1 --ntasks=1 \
-      --nodelist="$node" --chdir=/ --kill-on-bad-exit=1 "${step_env[@]}" "${MVP_RAY_ARGS[@]}" --block \
-      </dev/null >"$log_dir/ray-$node.log" 2>&1 &
-    MVP_SLURM_RAY_STEPS+=($!)
-    if ((i == 0)); then
-      mvp::helper cluster-wait --head || mvp::die "the Ray head did not start on $node; see $log_dir/ray-$node.log"
-    fi
-  done
-  mvp::helper cluster-wait || mvp::die "not every Ray worker registered; see $log_dir/ray-*.log"
-}
-
 # The nodes' /tmp/ray are their own disks, not visible from the head's
 # host: a driver log comes from Ray's dashboard only.
 mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
@@ -157,5 +125,5 @@ mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
 # A node still running the Ray of an earlier head: within one Slurm job the
 # steps of this job own the nodes, so only ending the job resets them.
 mvp::rt::reset_node() {
-  mvp::die "node $1 still runs the Ray of an earlier head of this Slurm job; end the job (scancel $SLURM_JOB_ID) and submit it again"
+  mvp::log::die "node $1 still runs the Ray of an earlier head of this Slurm job; end the job (scancel $SLURM_JOB_ID) and submit it again"
 }

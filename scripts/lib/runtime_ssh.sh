@@ -14,7 +14,7 @@
 # config/settings.contract).
 mvp::rt::derive() {
   MVP_HOST_SEES_NODE_FILES=0
-  [[ $MVP_SSH_LOGICAL_GPUS =~ ^[01]$ ]] || mvp::die "MVP_SSH_LOGICAL_GPUS='$MVP_SSH_LOGICAL_GPUS' must be 0 or 1"
+  [[ $MVP_SSH_LOGICAL_GPUS =~ ^[01]$ ]] || mvp::log::die "MVP_SSH_LOGICAL_GPUS='$MVP_SSH_LOGICAL_GPUS' must be 0 or 1"
   mvp::rt::parse_inventory
   MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
   MVP_NODE_VERL_DIR=$(mvp::rt::node_path "$MVP_VERL_DIR")
@@ -38,28 +38,28 @@ mvp::rt::node_path() {
 mvp::rt::parse_inventory() {
   local -a workers=()
   read -r -a workers <<<"$MVP_SSH_WORKERS"
-  [[ -n $MVP_SSH_HEAD ]] || mvp::die "MVP_SSH_HEAD is empty; set it to the head node as [user@]host[:port] (and MVP_SSH_WORKERS to the workers)"
-  ((${#workers[@]})) || mvp::die "MVP_SSH_WORKERS is empty; list the worker nodes as [user@]host[:port], space separated"
-  ((${#workers[@]} <= 99)) || mvp::die "MVP_SSH_WORKERS lists ${#workers[@]} nodes; at most 99 are supported"
+  [[ -n $MVP_SSH_HEAD ]] || mvp::log::die "MVP_SSH_HEAD is empty; set it to the head node as [user@]host[:port] (and MVP_SSH_WORKERS to the workers)"
+  ((${#workers[@]})) || mvp::log::die "MVP_SSH_WORKERS is empty; list the worker nodes as [user@]host[:port], space separated"
+  ((${#workers[@]} <= 99)) || mvp::log::die "MVP_SSH_WORKERS lists ${#workers[@]} nodes; at most 99 are supported"
   MVP_WORKERS=${#workers[@]}
   MVP_SSH_TARGETS=() MVP_SSH_PORTS=()
   local entry host port ips=() i=0 known_ips
   read -r -a known_ips <<<"$MVP_WORKER_IPS"
   for entry in "$MVP_SSH_HEAD" "${workers[@]}"; do
     [[ $entry =~ ^(([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+)(:([0-9]{1,5}))?$ ]] ||
-      mvp::die "'$entry' in MVP_SSH_HEAD/MVP_SSH_WORKERS is not [user@]host[:port]; fix your inventory"
+      mvp::log::die "'$entry' in MVP_SSH_HEAD/MVP_SSH_WORKERS is not [user@]host[:port]; fix your inventory"
     host=${BASH_REMATCH[3]} port=${BASH_REMATCH[5]}
     MVP_SSH_TARGETS+=("${BASH_REMATCH[1]}$host")
     MVP_SSH_PORTS+=("$port")
     if ((i == 0)); then
       if [[ -z $MVP_HEAD_IP ]]; then
         [[ $host =~ ^([0-9]+\.){3}[0-9]+$ ]] ||
-          mvp::die "MVP_SSH_HEAD names host '$host'; set MVP_HEAD_IP to the head's Ray address (IPv4)"
+          mvp::log::die "MVP_SSH_HEAD names host '$host'; set MVP_HEAD_IP to the head's Ray address (IPv4)"
         MVP_HEAD_IP=$host
       fi
     elif [[ -z $MVP_WORKER_IPS ]]; then
       [[ $host =~ ^([0-9]+\.){3}[0-9]+$ ]] ||
-        mvp::die "MVP_SSH_WORKERS names host '$host'; set MVP_WORKER_IPS to every worker's Ray address (IPv4), in the same order"
+        mvp::log::die "MVP_SSH_WORKERS names host '$host'; set MVP_WORKER_IPS to every worker's Ray address (IPv4), in the same order"
       ips+=("$host")
     fi
     i=$((i + 1))
@@ -76,7 +76,7 @@ mvp::rt::index() {
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     [[ ${MVP_NODES[$i]} == "$node" ]] && { echo "$i"; return 0; }
   done
-  mvp::die "no node named $node in this cluster"
+  mvp::log::die "no node named $node in this cluster"
 }
 
 # "node (user@host:port)", for messages.
@@ -160,7 +160,7 @@ mvp::rt::node_is_up() {
   local i why
   i=$(mvp::rt::index "$1") || exit 1
   why=$(mvp::rt::reach "$i") && return 0
-  [[ -n ${MVP_SSH_WARNED[$i]:-} ]] || mvp::warn "$why"
+  [[ -n ${MVP_SSH_WARNED[$i]:-} ]] || mvp::log::warn "$why"
   MVP_SSH_WARNED[$i]=1
   return 1
 }
@@ -187,7 +187,7 @@ mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
 # (mvp::rt::prereq), so the host's own check gets none.
 mvp::rt::ray_ports() {
   local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
-  ip=$(mvp::node_ip "$index")
+  ip=$(mvp::ray::node_ip "$index")
   ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
   for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
 }
@@ -198,10 +198,10 @@ mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
 
 # A worker still running an old head's Ray: the container is the platform's,
 # so what ends is Ray in it (and with it the job drivers Ray started).
-mvp::rt::reset_node() { mvp::run mvp::rt::exec "$1" ray stop --force >/dev/null 2>&1 || true; }
+mvp::rt::reset_node() { mvp::run::cmd mvp::rt::exec "$1" ray stop --force >/dev/null 2>&1 || true; }
 
 mvp::rt::up() {
-  mvp::skip "creating nodes ${MVP_NODES[*]} (the platform owns the containers; the ssh runtime only reaches them)"
+  mvp::log::skip "creating nodes ${MVP_NODES[*]} (the platform owns the containers; the ssh runtime only reaches them)"
 }
 
 # Stops this cluster's Ray inside each node (workers first, in parallel),
@@ -216,28 +216,28 @@ mvp::rt::down() {
   done
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   mvp::rt::down_node 0 || failed=1
-  ((failed == 0)) || mvp::die "Ray could not be stopped on every node (see above); the nodes that answered are stopped"
+  ((failed == 0)) || mvp::log::die "Ray could not be stopped on every node (see above); the nodes that answered are stopped"
 }
 
 mvp::rt::down_node() {
   local i=$1 node=${MVP_NODES[$1]} why
   if ! why=$(mvp::rt::reach "$i"); then
-    mvp::warn "$why"
+    mvp::log::warn "$why"
     return 1
   fi
-  if ! mvp::ray_leftovers_in "$node"; then
-    mvp::skip "Ray on $node (not running)"
+  if ! mvp::ray::leftovers_in "$node"; then
+    mvp::log::skip "Ray on $node (not running)"
     return 0
   fi
-  mvp::log "stopping Ray on $node (the node itself stays)"
-  mvp::run mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1
+  mvp::log::step "stopping Ray on $node (the node itself stays)"
+  mvp::run::cmd mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1
 }
 
 # 00 on ssh: every node is probed at once (one ssh each, the probe on
 # stdin) and every problem of every node is reported.
 mvp::rt::prereq() {
   command -v ssh >/dev/null || { MVP_PROBLEMS+=("ssh is missing; install openssh-client"); return 0; }
-  local probe=$MVP_REPO/scripts/lib/ssh_probe.sh dir nonce="" nonce_name="" i gpus=0
+  local probe=$MVP_REPO/scripts/libexec/ssh_probe.sh dir nonce="" nonce_name="" i gpus=0
   dir=$(mktemp -d)
   # shellcheck disable=SC2064  # the directory is known now
   trap "rm -rf '$dir'" RETURN
@@ -276,7 +276,7 @@ mvp::rt::prereq() {
     local value
     r=()
     if ! mvp::kv::read r <"$dir/$i.out"; then
-      MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/lib/ssh_probe.sh")
+      MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/libexec/ssh_probe.sh")
       continue
     fi
     [[ ${r[python]:-missing} != missing ]] || MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
@@ -306,22 +306,22 @@ mvp::rt::prereq() {
       fi
     fi
     if [[ ${r[ray_running]:-0} == 1 ]]; then
-      mvp::skip "port check on ${MVP_NODES[$i]} (Ray of this cluster runs there)"
+      mvp::log::skip "port check on ${MVP_NODES[$i]} (Ray of this cluster runs there)"
     else
       for value in ${r[busy]:-}; do
         MVP_PROBLEMS+=("$where: port $value is in use there; stop what listens or change MVP_*_PORT / MVP_NODE_PORT_BASE")
       done
     fi
     for value in ${r[ifaces]:-}; do seen_ifaces[$value]=1; done
-    mvp::info "node $where: python ${r[python]:-?}, ray ${r[ray]:-?}, shared storage ${r[shared]:-?}, GPUs ${r[gpus]:-none}"
+    mvp::log::info "node $where: python ${r[python]:-?}, ray ${r[ray]:-?}, shared storage ${r[shared]:-?}, GPUs ${r[gpus]:-none}"
   done
   if ((MVP_SSH_LOGICAL_GPUS == 1)); then
-    mvp::info "GPUs: each worker advertises $MVP_GPUS_PER_WORKER logical GPUs (MVP_SSH_LOGICAL_GPUS=1; nvidia-smi not asked)"
+    mvp::log::info "GPUs: each worker advertises $MVP_GPUS_PER_WORKER logical GPUs (MVP_SSH_LOGICAL_GPUS=1; nvidia-smi not asked)"
   fi
   if [[ -z ${NCCL_SOCKET_IFNAME:-} && -z ${GLOO_SOCKET_IFNAME:-} ]]; then
     local names
     names=$(printf '%s\n' "${!seen_ifaces[@]}" | sort | tr '\n' ' ')
     names=${names% }
-    mvp::warn "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set: a multi-host job may pick the wrong network; set them in your config to the nodes' cluster interface (the nodes have: ${names:-none seen})"
+    mvp::log::warn "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set: a multi-host job may pick the wrong network; set them in your config to the nodes' cluster interface (the nodes have: ${names:-none seen})"
   fi
 }

@@ -1,76 +1,75 @@
 # shellcheck shell=bash
 # Submitting a JobSpec (40-44).
 
-# mvp::submit cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
+# The flags of 40-44, in mvp::flags::spec's form.
+# shellcheck disable=SC2034  # 40-44 read it
+MVP_SUBMIT_FLAGS=(--wait --queue --porcelain --override=KEY=VALUE --configured-model "--reward-fn=PATH[:NAME]"
+  "--resume-from=a submission id" "--retry=a number of resumptions, e.g. --retry 3")
+
+# mvp::submit::run cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
 # the job directory and submits from the head (an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
 # --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
-# from MVP_ARGS (--retry overrides the JobSpec's `retries`); prints the
+# from MVP_FLAG_WORDS (--retry overrides the JobSpec's `retries`); prints the
 # submission id last on stdout (with retries, each job's id, the last job's
 # last); with --porcelain, as submission_id=ID lines (mvp::kv::emit) for a
 # program to read with mvp::kv::read.
-mvp::submit() {
+mvp::submit::run() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
-  local -a args=(submit --via "$via") rest=()
-  local wait=0 retries="" porcelain=0
-  set -- "$@" "${MVP_ARGS[@]}"
+  local -a args=(submit --via "$via")
+  local wait=${MVP_FLAG[--wait]:-0} retries=${MVP_FLAG[--retry]-} porcelain=${MVP_FLAG[--porcelain]:-0}
+  [[ -z ${MVP_FLAG[--retry]+set} || $retries =~ ^[0-9]+$ ]] ||
+    mvp::log::die "--retry needs a number of resumptions, e.g. --retry 3"
+  # What the helper takes, in the order given (words parsed already).
+  set -- "$@" "${MVP_FLAG_WORDS[@]}"
   while (($#)); do
     case $1 in
-      --wait) wait=1 ;;
-      --queue) args+=(--queue) ;;
-      --porcelain) porcelain=1 ;;
-      --override) (($# > 1)) || mvp::die "--override needs KEY=VALUE"; args+=(--override "$2"); shift ;;
-      --configured-model) args+=(--configured-model) ;;
-      --reward-fn) (($# > 1)) || mvp::die "--reward-fn needs PATH[:NAME]"; args+=(--reward-fn "$2"); shift ;;
-      --resume-from) (($# > 1)) || mvp::die "--resume-from needs a submission id"; args+=(--resume-from "$2"); shift ;;
-      --retry)
-        [[ ${2:-} =~ ^[0-9]+$ ]] || mvp::die "--retry needs a number of resumptions, e.g. --retry 3"
-        retries=$2; shift ;;
-      -*) mvp::die "unknown option '$1'; see --help" ;;
-      *) rest+=("$1") ;;
+      --wait|--porcelain) ;;
+      --retry) shift ;;
+      --override|--reward-fn|--resume-from) args+=("$1" "$2"); shift ;;
+      *) args+=("$1") ;;
     esac
     shift
   done
-  ((${#rest[@]} == 0)) || mvp::die "unexpected argument '${rest[0]}'; see --help"
-  ((${retries:-0} == 0 || wait)) || mvp::die "--retry resumes a job that failed, which only --wait sees; add --wait"
+  ((${retries:-0} == 0 || wait)) || mvp::log::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
-    [[ -f $arg && -r $arg ]] || mvp::die "$arg does not exist or is not readable"
+    [[ -f $arg && -r $arg ]] || mvp::log::die "$arg does not exist or is not readable"
   done
   args+=(--jobspec-name "$spec" --ray-config-name "$cfg")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
-  mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
+  mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::log::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
   local rc=0 id first from attempt
-  mvp::submit_once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" || rc=$?
+  mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" || rc=$?
   first=$SUBMITTED_ID
-  [[ -n $retries ]] || retries=$(mvp::spec_retries "$first" "$wait")
+  [[ -n $retries ]] || retries=$(mvp::submit::spec_retries "$first" "$wait")
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
     # Only a job Ray took and that then failed goes on (an id was printed).
     id=$SUBMITTED_ID
-    [[ -n $id && $(mvp::job_status "$id") =~ ^(FAILED|LOST)$ ]] || break
-    from=$(mvp::helper retry-from "$id") || break
+    [[ -n $id && $(mvp::submit::job_status "$id") =~ ^(FAILED|LOST)$ ]] || break
+    from=$(mvp::helper::run retry-from "$id") || break
     local -A answer=()
-    mvp::kv::read answer <<<"$from" || mvp::die "the helper's retry-from answer: $MVP_KV_ERROR"
+    mvp::kv::read answer <<<"$from" || mvp::log::die "the helper's retry-from answer: $MVP_KV_ERROR"
     from=${answer[resume_from]:-}
     [[ -n $from ]] || break
-    mvp::log "retry $attempt of $retries: job $id ended $(mvp::job_status "$id"); resuming from $from"
+    mvp::log::step "retry $attempt of $retries: job $id ended $(mvp::submit::job_status "$id"); resuming from $from"
     rc=0
     # Ids are never reused: the chain's jobs are named after its first.
-    mvp::submit_once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
+    mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
       rc=$?
   done
   ((rc == 0)) || exit "$rc"
 }
 
-# mvp::submit_once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
+# mvp::submit::once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
 # (and its wait); prints the id (PORCELAIN=1: as submission_id=ID) and sets
 # SUBMITTED_ID. Under --dry-run, prints the helper's check (the resolved
 # JobSpec as JSON) instead.
-mvp::submit_once() {
+mvp::submit::once() {
   local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
-  out=$(mvp::helper "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
+  out=$(mvp::helper::run "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
   SUBMITTED_ID=""
   if [[ $MVP_DRY_RUN == 1 ]]; then
     [[ -z $out ]] || printf '%s\n' "$out"
@@ -79,12 +78,12 @@ mvp::submit_once() {
   # The helper answers submission_id=ID once Ray has the job, also when it
   # fails after that (its ERROR line says what).
   local -A answer=()
-  mvp::kv::read answer <<<"$out" || mvp::die "the helper's submit answer: $MVP_KV_ERROR"
+  mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's submit answer: $MVP_KV_ERROR"
   SUBMITTED_ID=${answer[submission_id]:-}
   if ((rc == 0 && wait)); then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
-    mvp::helper wait "$SUBMITTED_ID" || rc=$?
+    mvp::helper::run wait "$SUBMITTED_ID" || rc=$?
   fi
   # The id last on stdout, also when something failed after Ray accepted the job.
   if [[ -n $SUBMITTED_ID ]]; then
@@ -93,21 +92,21 @@ mvp::submit_once() {
   return "$rc"
 }
 
-# mvp::spec_retries ID WAIT: the `retries` of the JobSpec job ID was
+# mvp::submit::spec_retries ID WAIT: the `retries` of the JobSpec job ID was
 # submitted with (validated, kept in its job_spec.json); 0 without --wait,
 # which alone sees a failure (said once, on stderr).
-mvp::spec_retries() {
+mvp::submit::spec_retries() {
   local n
   n=$(jq -r '.input.retries // 0' "$MVP_HOST_SHARED_DIR/jobs/$1/config/job_spec.json" 2>/dev/null) || n=0
   [[ $n =~ ^[0-9]+$ ]] || n=0
   if ((n > 0 && !$2)); then
-    mvp::warn "the JobSpec asks for retries: $n, which only --wait sees; job $1 will not be retried"
+    mvp::log::warn "the JobSpec asks for retries: $n, which only --wait sees; job $1 will not be retried"
     n=0
   fi
   echo "$n"
 }
 
-# mvp::job_status ID: the status result.json archived for the job ("" if none).
-mvp::job_status() {
+# mvp::submit::job_status ID: the status result.json archived for the job ("" if none).
+mvp::submit::job_status() {
   jq -r '.status // ""' "$MVP_HOST_SHARED_DIR/jobs/$1/result.json" 2>/dev/null || true
 }

@@ -77,24 +77,24 @@ build_base() {
   work=$(mktemp -d "${TMPDIR:-/tmp}/mvp-image.XXXXXX")
   # shellcheck disable=SC2064  # the directory is fixed now, on purpose
   trap "rm -rf '$work'" EXIT
-  mvp::log "downloading wheels for $(grep -cv '^\s*\(#\|$\)' "$REQUIREMENTS") requirements (Python $PY_VERSION)"
+  mvp::log::step "downloading wheels for $(grep -cv '^\s*\(#\|$\)' "$REQUIREMENTS") requirements (Python $PY_VERSION)"
   mkdir "$work/wheels"
   download_wheels "$work/wheels"
   cp "$REQUIREMENTS" "$work/wheels/requirements.txt"
-  mvp::log "building a Debian $SUITE rootfs with $PACKAGES"
+  mvp::log::step "building a Debian $SUITE rootfs with $PACKAGES"
   mmdebstrap --quiet --variant=minbase --include="$PACKAGES" --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     "$SUITE" "$work/root"
   cp -r "$work/wheels" "$work/root/tmp/wheels"
-  mvp::log "pip-installing the requirements into the rootfs's system Python"
+  mvp::log::step "pip-installing the requirements into the rootfs's system Python"
   # A clean environment: this host's PIP_* settings name paths the rootfs lacks.
   env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root chroot "$work/root" \
     python3 -m pip install --quiet --no-index --find-links /tmp/wheels --root-user-action=ignore \
     --break-system-packages --no-warn-script-location -r /tmp/wheels/requirements.txt
   rm -rf "$work/root/tmp/wheels" "$work/root/var/lib/apt/lists/"* "$work/root/var/cache/apt/"*
   [[ -x $work/root/usr/local/bin/ray && -x $work/root/usr/bin/python3 ]] ||
-    mvp::die "the rootfs lacks /usr/local/bin/ray or /usr/bin/python3; the pip install did not do what this image is for"
-  mvp::log "importing the rootfs as $ref"
+    mvp::log::die "the rootfs lacks /usr/local/bin/ray or /usr/bin/python3; the pip install did not do what this image is for"
+  mvp::log::step "importing the rootfs as $ref"
   tar -C "$work/root" --numeric-owner -cf - . |
     "$ENGINE" import --change 'CMD ["sleep", "infinity"]' - "$ref" >/dev/null
   rm -rf "$work"
@@ -106,31 +106,31 @@ remove_older() {
   local ref=$1 old
   while IFS= read -r old; do
     [[ $old == "$ref" ]] && continue
-    mvp::info "removing $old (built from earlier inputs)"
-    "$ENGINE" rmi "$old" >/dev/null || mvp::warn "could not remove $old"
+    mvp::log::info "removing $old (built from earlier inputs)"
+    "$ENGINE" rmi "$old" >/dev/null || mvp::log::warn "could not remove $old"
   done < <("$ENGINE" images --format '{{.Repository}}:{{.Tag}}' "${ref%:*}")
 }
 
 main() {
   case ${1:-} in
-    -h|--help) mvp::usage; exit 0 ;;
+    -h|--help) mvp::flags::usage; exit 0 ;;
     --print-tag) image_tag; exit 0 ;;
     --print-base-tag) base_tag; exit 0 ;;
     "") ;;
-    *) mvp::die "unknown argument '$1'; see --help" ;;
+    *) mvp::log::die "unknown argument '$1'; see --help" ;;
   esac
-  [[ $(id -u) == 0 ]] || mvp::die "building the test image needs root (mmdebstrap, chroot); run as root"
-  command -v mmdebstrap >/dev/null || mvp::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
+  [[ $(id -u) == 0 ]] || mvp::log::die "building the test image needs root (mmdebstrap, chroot); run as root"
+  command -v mmdebstrap >/dev/null || mvp::log::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
   local ref base
   ref=localhost/mvp-compose-test:$(image_tag)
   if "$ENGINE" image inspect "$ref" >/dev/null 2>&1; then
-    mvp::skip "test image $ref (built from the current inputs)"
+    mvp::log::skip "test image $ref (built from the current inputs)"
     echo "$ref"
     return 0
   fi
   base=localhost/mvp-compose-base:$(base_tag)
   if "$ENGINE" image inspect "$base" >/dev/null 2>&1; then
-    mvp::skip "base image $base (built from the current inputs)"
+    mvp::log::skip "base image $base (built from the current inputs)"
   else
     build_base "$base"
   fi

@@ -100,34 +100,34 @@ up() {
   MVP_STATE_DIR=$dir/nodes MVP_VENV=$MVP_REPO/.venv
   conf_files "$dir"
   if pid_of "$dir/munge/munged.pid" munged >/dev/null; then
-    mvp::skip "munged (running)"
+    mvp::log::skip "munged (running)"
   else
-    mvp::log "starting munged"
+    mvp::log::step "starting munged"
     munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
       --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed"
   fi
   if pid_of "$dir/slurmctld.pid" slurmctld >/dev/null; then
-    mvp::skip "slurmctld (running)"
+    mvp::log::skip "slurmctld (running)"
   else
-    mvp::log "starting slurmctld on $NET.19:$CTLD_PORT"
+    mvp::log::step "starting slurmctld on $NET.19:$CTLD_PORT"
     slurmctld -i -f "$SLURM_CONF"
   fi
   for i in "${!NODES[@]}"; do
     node=${NODES[$i]}
     mvp::rt::up_node "$node"
     if pid_of "$dir/spool/slurmd-$node.hostpid" slurmd >/dev/null; then
-      mvp::skip "slurmd $node (running)"
+      mvp::log::skip "slurmd $node (running)"
       continue
     fi
-    mvp::log "starting slurmd $node inside its namespace"
+    mvp::log::step "starting slurmd $node inside its namespace"
     mvp::rt::exec "$node" "SLURM_CONF=$SLURM_CONF" slurmd -N "$node" -f "$SLURM_CONF"
     record_slurmd_pid "$dir" "$node"
   done
-  mvp::wait_for 60 "the Slurm nodes to be idle" nodes_idle || {
+  mvp::run::wait_for 60 "the Slurm nodes to be idle" nodes_idle || {
     sinfo -N -o '%N %T %E' >&2 || true
-    mvp::die "Slurm nodes did not become idle; see $dir/log"
+    mvp::log::die "Slurm nodes did not become idle; see $dir/log"
   }
-  mvp::info "Slurm cluster $CLUSTER up: SLURM_CONF=$SLURM_CONF"
+  mvp::log::info "Slurm cluster $CLUSTER up: SLURM_CONF=$SLURM_CONF"
 }
 
 # The host PID of the node's slurmd: the one process named slurmd in the
@@ -136,13 +136,13 @@ record_slurmd_pid() {
   local dir=$1 node=$2 init ns p
   init=$(mvp::rt::node_pid "$node")
   ns=$(readlink "/proc/$init/ns/pid")
-  mvp::wait_for 30 "slurmd $node to start" test -s "$dir/spool/slurmd-$node.pid"
+  mvp::run::wait_for 30 "slurmd $node to start" test -s "$dir/spool/slurmd-$node.pid"
   for p in /proc/[0-9]*; do
     [[ $(cat "$p/comm" 2>/dev/null) == slurmd && $(readlink "$p/ns/pid" 2>/dev/null) == "$ns" ]] || continue
     echo "${p#/proc/}" >"$dir/spool/slurmd-$node.hostpid"
     return 0
   done
-  mvp::die "slurmd $node is not running; see $dir/log/slurmd-$node.log"
+  mvp::log::die "slurmd $node is not running; see $dir/log/slurmd-$node.log"
 }
 
 nodes_idle() {
@@ -154,10 +154,10 @@ nodes_idle() {
 # stop FILE NAME: TERM to the process we started, KILL when it lingers.
 stop() {
   local file=$1 name=$2 pid
-  pid=$(pid_of "$file" "$name") || { mvp::skip "$name (not running)"; return 0; }
-  mvp::log "stopping $name (pid $pid)"
+  pid=$(pid_of "$file" "$name") || { mvp::log::skip "$name (not running)"; return 0; }
+  mvp::log::step "stopping $name (pid $pid)"
   kill -TERM "$pid" 2>/dev/null || true
-  mvp::wait_for 20 "$name to stop" mvp::rt::pid_gone "$pid" || kill -KILL "$pid" 2>/dev/null || true
+  mvp::run::wait_for 20 "$name to stop" mvp::rt::pid_gone "$pid" || kill -KILL "$pid" 2>/dev/null || true
 }
 
 down() {
@@ -174,13 +174,13 @@ down() {
 }
 
 main() {
-  (($# == 2)) || { mvp::usage; exit 2; }
+  (($# == 2)) || { mvp::flags::usage; exit 2; }
   case $1 in
     up) up "$2" ;;
     down) down "$2" ;;
     env) slurm_env "$2" ;;
-    -h|--help) mvp::usage ;;
-    *) mvp::die "unknown command '$1'; use up, down or env" ;;
+    -h|--help) mvp::flags::usage ;;
+    *) mvp::log::die "unknown command '$1'; use up, down or env" ;;
   esac
 }
 

@@ -50,7 +50,7 @@ setup() {
 
 @test "mvp::rt::exec: arguments with spaces, quotes, \$, backticks, globs and newlines reach the node intact" {
   local -a words=("two words" "it's" 'say "hi"' '$HOME' '`id`' '$(id)' 'back\slash' $'new\nline' '*' '' ';' '&&' '--flag')
-  run env PATH="$SSH_RB_PATH" MVP_QUIET_CONFIG=1 bash -c 'source "$MVP_REPO/scripts/lib/common.sh"; mvp::init
+  run env PATH="$SSH_RB_PATH" MVP_QUIET_CONFIG=1 bash -c 'source "$MVP_REPO/scripts/lib/common.sh"; mvp::config::init
     mvp::rt::exec mvp11-ray-worker-1 printf "<%s>\n" "$@"' _ "${words[@]}"
   assert_success
   local expected

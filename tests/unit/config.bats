@@ -9,7 +9,7 @@ setup() {
 
 # Loads the configuration the way every script does and prints what it resolved.
 resolve() {
-  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
+  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::flags::parse "$@"; mvp::config::load
     echo "runtime=$MVP_RUNTIME"; echo "shared=$SHARED_ROOT"; echo "head=$MVP_HEAD_IP"
     echo "workers=$MVP_WORKER_IPS"; echo "dashboard=$MVP_DASHBOARD_URL"; echo "gcs=$MVP_GCS_PORT"
     echo "loaded=$MVP_CONFIG_LOADED"; echo "nodes=${MVP_NODES[*]}"; echo "cluster=$MVP_CLUSTER_NAME"' _ "$MVP_REPO" "$@"
@@ -118,7 +118,7 @@ resolve() {
 
 @test "config: MVP_RAY_AUTH=off is said to Ray (RAY_AUTH_MODE=disabled), token gives the mode and the token's path" {
   run bash -c 'source "$1/scripts/lib/common.sh"; MVP_CONFIG=$1/tests/fixtures/empty.env mvp::config::load
-    mvp::ray_auth_env | tr "\0" "\n"; MVP_RAY_AUTH=token; mvp::ray_auth_env | tr "\0" "\n"' _ "$MVP_REPO"
+    mvp::ray::auth_env | tr "\0" "\n"; MVP_RAY_AUTH=token; mvp::ray::auth_env | tr "\0" "\n"' _ "$MVP_REPO"
   assert_success
   assert_output "RAY_AUTH_MODE=disabled
 RAY_AUTH_MODE=token
@@ -131,9 +131,9 @@ RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
   [[ $output == "$(<"$MVP_REPO/shared-layout.txt")" ]]
 }
 
-@test "layout: mvp::layout NAME gives the host path of a shared-root directory; an unknown name is one line" {
+@test "layout: mvp::config::layout NAME gives the host path of a shared-root directory; an unknown name is one line" {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env SHARED_ROOT=$BATS_TEST_TMPDIR/root
-  run bash -c 'source "$1/scripts/lib/common.sh"; MVP_QUIET_CONFIG=1 mvp::init; mvp::layout snapshots; mvp::layout nope' _ "$MVP_REPO"
+  run bash -c 'source "$1/scripts/lib/common.sh"; MVP_QUIET_CONFIG=1 mvp::config::init; mvp::config::layout snapshots; mvp::config::layout nope' _ "$MVP_REPO"
   assert_failure 1
   assert_line --index 0 "$BATS_TEST_TMPDIR/root/common/code/verl"
   assert_line --index 1 "ERROR: shared-layout.txt names no directory 'nope'"

@@ -74,8 +74,8 @@ except ValueError as exc:
 }
 
 @test "ERR trap: a call that returned 1 after its own ERROR line gets nothing added, whatever its last command's text" {
-  # A stand-in for mvp::helper whose return is written otherwise than helper.sh's.
-  run --separate-stderr in_lib 'answer() { echo "ERROR: the helper said no" >&2; local code=1; mvp::reported "$code"; return $((code)); }
+  # A stand-in for mvp::helper::run whose return is written otherwise than helper.sh's.
+  run --separate-stderr in_lib 'answer() { echo "ERROR: the helper said no" >&2; local code=1; mvp::log::reported "$code"; return $((code)); }
     caller() { answer; echo "not reached"; }
     caller'
   assert_failure 1
@@ -84,13 +84,13 @@ except ValueError as exc:
 }
 
 @test "ERR trap: the same call crashing (exit 2), and any other command failing with exit 1, are reported with their frames" {
-  run --separate-stderr in_lib 'answer() { local code=2; mvp::reported "$code"; return "$code"; }
+  run --separate-stderr in_lib 'answer() { local code=2; mvp::log::reported "$code"; return "$code"; }
     answer'
   assert_failure 2
   assert_output ""
   [[ $stderr == "ERROR: command failed (exit 2): return \"\$code\""$'\n'"  at body"* ]]
   # An earlier answer of 1 (checked with ||) does not silence a later failure elsewhere.
-  run --separate-stderr in_lib 'answer() { mvp::reported 1; return 1; }
+  run --separate-stderr in_lib 'answer() { mvp::log::reported 1; return 1; }
     answer || true
     grep -q absent /dev/null'
   assert_failure 1

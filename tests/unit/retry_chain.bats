@@ -68,7 +68,7 @@ except MvpError as e:
     source "$MVP_REPO/scripts/lib/log.sh"
     # shellcheck source=../../scripts/lib/submit.sh
     source "$MVP_REPO/scripts/lib/submit.sh"
-    MVP_HOST_SHARED_DIR=$BATS_TEST_TMPDIR/shared mvp::spec_retries "$@"
+    MVP_HOST_SHARED_DIR=$BATS_TEST_TMPDIR/shared mvp::submit::spec_retries "$@"
   }
   run --separate-stderr spec_retries a 1
   assert_output 2

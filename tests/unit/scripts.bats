@@ -17,7 +17,7 @@ setup() {
 
 @test "scripts: ShellCheck finds nothing in scripts, libraries, stubs, CI and bench" {
   cd "$MVP_REPO"
-  run shellcheck -x scripts/*.sh scripts/lib/*.sh tests/test_helper/stubs/* tests/test_helper/common.bash .ci/run tests/run bench/*.sh \
+  run shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/libexec/*.sh tests/test_helper/stubs/* tests/test_helper/common.bash .ci/run tests/run bench/*.sh \
     tests/slurm/local_slurm.sh tests/test_helper/compose_engine.bash tests/compose/*.sh \
     tests/test_helper/ssh_nodes.bash tests/test_helper/ssh_node_init.sh
   assert_success

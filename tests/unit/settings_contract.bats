@@ -157,7 +157,7 @@ print(" ".join(bad))'
 @test "settings: per-runtime and per-profile defaults fill only what every layer left empty" {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   unset SHARED_ROOT MVP_HEAD_IP MVP_WORKER_CPUS MVP_RAY_AUTH MVP_K8S_IMAGE MVP_SLURM_GPUS_PER_NODE MVP_TRAINER_PROFILE
-  local show='source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
+  local show='source "$1/scripts/lib/common.sh"; shift; mvp::flags::parse "$@"; mvp::config::load
     echo "$SHARED_ROOT|$MVP_HEAD_IP|$MVP_RAY_AUTH|$MVP_WORKER_CPUS|$MVP_K8S_IMAGE|$MVP_SLURM_GPUS_PER_NODE"'
   run bash -c "$show" _ "$MVP_REPO" --runtime slurm
   assert_output "$MVP_REPO/.mvp/shared|127.0.0.2|token||verlai/verl:vllm017.latest|4"

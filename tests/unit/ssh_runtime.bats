@@ -12,7 +12,7 @@ setup() {
 
 # Loads the configuration as every script does and prints what it resolved.
 resolve() {
-  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::parse_flags "$@"; mvp::config::load
+  bash -c 'source "$1/scripts/lib/common.sh"; shift; mvp::flags::parse "$@"; mvp::config::load
     echo "workers=$MVP_WORKERS"; echo "nodes=${MVP_NODES[*]}"; echo "head=$MVP_HEAD_IP"
     echo "worker_ips=$MVP_WORKER_IPS"; echo "shared=$SHARED_ROOT"; echo "auth=$MVP_RAY_AUTH"
     echo "token=$MVP_RAY_TOKEN_FILE"; echo "dashboard=$MVP_DASHBOARD_URL"
