@@ -12,14 +12,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=${1:-3}
 bench::cluster_env
 
+# By hand means the same words with the same auth setting: with RAY_AUTH_MODE
+# unset, Ray 2.60 turns token auth on in a node that finds ~/.ray/auth_token
+# (any local ray.init makes one) and its peers are refused.
 plain_start() {
   local i rc=0
-  local -a pids=()
+  local -a pids=() auth=()
+  mapfile -d '' auth < <(mvp::ray::auth_env)
   mvp::ray::start_args 0
-  mvp::rt::exec "${MVP_NODES[0]}" "${MVP_RAY_ARGS[@]}" || return
+  mvp::rt::exec "${MVP_NODES[0]}" env "${auth[@]}" "${MVP_RAY_ARGS[@]}" || return
   for ((i = 1; i < ${#MVP_NODES[@]}; i++)); do
     mvp::ray::start_args "$i"
-    mvp::rt::exec "${MVP_NODES[$i]}" "${MVP_RAY_ARGS[@]}" &
+    mvp::rt::exec "${MVP_NODES[$i]}" env "${auth[@]}" "${MVP_RAY_ARGS[@]}" &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || rc=$?; done
