@@ -121,6 +121,12 @@ main() {
   esac
   [[ $(id -u) == 0 ]] || mvp::log::die "building the test image needs root (mmdebstrap, chroot); run as root"
   command -v mmdebstrap >/dev/null || mvp::log::die "mmdebstrap is missing; apt-get install mmdebstrap (make setup does)"
+  # One build at a time: tests/run starts one in the background while the
+  # unit and integration tiers run, and a tier that needs the image waits here
+  # for it, then finds it built.
+  mkdir -p "$REPO/.mvp"
+  exec 9>"$REPO/.mvp/image-build.lock"
+  flock 9
   local ref base
   ref=localhost/mvp-compose-test:$(image_tag)
   if "$ENGINE" image inspect "$ref" >/dev/null 2>&1; then
