@@ -149,7 +149,16 @@ mvp::rt::reset_node() { mvp::rt::down_node "$1" && mvp::rt::up_node "$1"; }
 mvp::rt::pid_gone() { [[ ! -e /proc/$1 ]]; }
 
 mvp::rt::down() {
-  local i
-  # Workers first, so the head does not watch them die.
-  for ((i = ${#MVP_NODES[@]} - 1; i >= 0; i--)); do mvp::rt::down_node "${MVP_NODES[$i]}"; done
+  local i pid rc=0
+  local -a pids=()
+  # The workers at once (each init's `ray stop` is seconds of Python start-up:
+  # one after another they were most of 02's time), then the head, so it does
+  # not watch them die.
+  for ((i = ${#MVP_NODES[@]} - 1; i >= 1; i--)); do
+    mvp::rt::down_node "${MVP_NODES[$i]}" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+  ((rc == 0)) || return 1
+  mvp::rt::down_node "${MVP_NODES[0]}"
 }
