@@ -337,7 +337,7 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
     sid = os.path.basename(os.path.normpath(job_dir))
     while driver_alive() and not os.path.exists(os.path.join(job_dir, "logs", CLOSED_NAME)):
         for node in ray.nodes():
-            if node.get("Alive") and node["NodeID"] not in placed:
+            if node.get("Alive") and node["NodeID"] not in placed and _can_hold_job_work(node):
                 placed.add(node["NodeID"])
                 actor.options(name=f"{sid}@{node['NodeID'][:16]}", lifetime="detached", num_cpus=0, max_restarts=0,
                               scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
@@ -345,6 +345,14 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
         deadline = time.monotonic() + every_s
         while driver_alive() and time.monotonic() < deadline:
             time.sleep(WATCH_S)
+
+
+def _can_hold_job_work(node: dict) -> bool:
+    """Whether a node (ray.nodes()) has CPUs or GPUs for the job's workers:
+    the control-plane head (0 CPU, 0 GPU) never runs any, and a keeper there
+    would only cost the job a Python worker process for nothing."""
+    res = node.get("Resources") or {}
+    return res.get("CPU", 0) > 0 or res.get("GPU", 0) > 0
 
 
 def copy_new(src: str, out, pos: int, redactor, final: bool) -> int:

@@ -401,7 +401,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ ! -e $SHARED_ROOT/jobs/$id/checkpoints/global_step_10 ]]
 }
 
-@test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy" {
+@test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy; no node keeper on the head" {
   MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
   assert_success
   local id
@@ -435,6 +435,9 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   # newlines.
   local logs=$SHARED_ROOT/jobs/$id/logs
   tr '\r' '\n' <"$logs/driver.live.log" | diff - "$logs/driver.log"
+  # Node keepers go where the job's workers can run: a worker, never the 0-CPU 0-GPU head.
+  compgen -G "$logs/nodes/$MVP_TEST_NET.[34]" >/dev/null
+  [[ ! -e $logs/nodes/$MVP_HEAD_IP ]]
 }
 
 @test "--dry-run validates and prints the command, and writes nothing" {
