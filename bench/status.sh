@@ -46,4 +46,4 @@ f=$(bench::median "${few[@]}") m=$(bench::median "${many[@]}")
 ratio=$(bench::pair_ratio many few)
 echo "status, median of $rounds: 10 job dirs ${f} ms ($(bench::pair_ratio few plain)x ray status);" \
   "10,000 job dirs ${m} ms = ${ratio}x of 10 (median of the rounds' ratios; target <= 1.2x)"
-bench::row "50_status --json, 10,000 job dirs vs 10" 1.2 "$ratio" "same live cluster, $rounds alternating rounds; ray status itself $(bench::pair_ratio few plain)x of it"
+bench::row "50_status --json, 10,000 job dirs vs 10" 1.2 "$ratio" "same live cluster, $rounds alternating rounds; 50 with 10 dirs is $(bench::pair_ratio few plain)x a plain ray status"
