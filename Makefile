@@ -5,8 +5,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # Debian packages the tests and the runbook use. chromium renders the nightly
-# report in a test; jq and util-linux are used by the scripts themselves.
-APT_PACKAGES := bats bats-support bats-assert jq shellcheck util-linux curl chromium
+# report in a test; jq and util-linux are used by the scripts themselves;
+# GNU parallel is what `bats --jobs` needs (tests/run: the unit tier two files at a time).
+APT_PACKAGES := bats parallel bats-support bats-assert jq shellcheck util-linux curl chromium
 # The Slurm tier runs a real three-node Slurm on this host (tests/slurm).
 APT_PACKAGES += slurmctld slurmd slurm-client munge
 # The ssh runtime uses openssh-client; its tier runs real sshd servers (tests/ssh).
