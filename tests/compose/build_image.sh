@@ -71,6 +71,12 @@ download_wheels() {
     -r "$REQUIREMENTS"
 }
 
+rootfs() {
+  mmdebstrap --quiet --variant=minbase --include="$PACKAGES" --aptopt='Acquire::Retries "3"' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    "$SUITE" "$1"
+}
+
 # build_base REF: the rootfs of verl's stand-in image, imported as REF.
 build_base() {
   local ref=$1 work
@@ -82,9 +88,13 @@ build_base() {
   download_wheels "$work/wheels"
   cp "$REQUIREMENTS" "$work/wheels/requirements.txt"
   mvp::log::step "building a Debian $SUITE rootfs with $PACKAGES"
-  mmdebstrap --quiet --variant=minbase --include="$PACKAGES" --aptopt='Acquire::Retries "3"' \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    "$SUITE" "$work/root"
+  # Twice at most: once here apt's download failed as a whole (after its own
+  # retries) and the next run, a minute later, went through.
+  if ! rootfs "$work/root"; then
+    mvp::log::warn "mmdebstrap failed; trying once more from nothing"
+    rm -rf "$work/root"
+    rootfs "$work/root"
+  fi
   cp -r "$work/wheels" "$work/root/tmp/wheels"
   mvp::log::step "pip-installing the requirements into the rootfs's system Python"
   # A clean environment: this host's PIP_* settings name paths the rootfs lacks.
