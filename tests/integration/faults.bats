@@ -450,6 +450,13 @@ job_files_on() {
   local -a theirs
   mapfile -t theirs < <(job_files_on "$other" "$hex")
   ((${#theirs[@]} > 0))
+  # The job's workers on the driver's node too (its half of the GPU bundles):
+  # killed before they started, that node would have none to keep (seen once
+  # under load).
+  for ((i = 0; i < 300; i++)); do
+    [[ -n $(job_files_on "$node" "$hex") ]] && break
+    sleep 0.2
+  done
   # Killed only once each of those has had a sync (on a loaded machine a
   # fixed pause was not always one): what the keeper copied before the node
   # died is what must survive it.
