@@ -50,7 +50,7 @@ from mvp import resumed, retry
 jobs = Path(sys.argv[2])
 print(json.dumps(resumed.check(jobs, sys.argv[3], retry._before(jobs, sys.argv[3]))))' \
     "$MVP_REPO/helpers" "$SHARED_ROOT/jobs" "$first-r1"
-  jq -e --arg f "$first" '.passed == true and .evidence == "first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 256 samples of step 3 are those \($f) trained at step 3"' <<<"$output"
+  jq -e --arg f "$first" '.passed == true and .evidence == "first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 256 samples of step 3 are those \($f) trained at step 3"' <<<"$output" || { echo "resumed: $output"; false; }
   # Different steps train different prompts: the check compares something.
   run ! cmp -s "$SHARED_ROOT/jobs/$first/checkpoints/rollouts/2.jsonl" "$SHARED_ROOT/jobs/$first/checkpoints/rollouts/3.jsonl"
   run mvp_script 50_status
