@@ -12,7 +12,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::init "$@"
   local -a args=(logs) ids=()
   local arg
   for arg in "${MVP_ARGS[@]}"; do

@@ -9,7 +9,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::init "$@"
+  MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::init "$@"
   ((${#MVP_ARGS[@]} == 1)) || mvp::die "give exactly one SUBMISSION_ID; see --help"
   if [[ $MVP_DRY_RUN == 1 ]]; then
     mvp::run mvp::helper stop "${MVP_ARGS[0]}"
