@@ -12,7 +12,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 main() {
-  MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::init "$@"
+  MVP_QUIET_CONFIG=1 mvp::init "$@"
   mvp::switches --json
   [[ -x $MVP_HOST_PYTHON ]] || command -v "$MVP_HOST_PYTHON" >/dev/null ||
     mvp::die "$MVP_HOST_PYTHON is missing; run scripts/12_install_py_deps.sh (or make setup)"

@@ -178,12 +178,9 @@ alive_nodes() {
   grep -q "step:1 - " "$kept"
   compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
   grep -E "^cut off at step [1-9][0-9]* of [1-9][0-9]* \(ended FAILED; " "$logs/../debug/cut_off.txt"
-  # 50 and 51 as an operator runs them on Kubernetes: in a pod, a client of
-  # the cluster, while the killed pod is down (they wait for the head alone).
+  # 51 as an operator runs it on Kubernetes: in a pod, a client of the
+  # cluster, while the killed pod is down (it waits for the head alone).
   t0=$SECONDS
-  run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/50_status.sh
-  assert_success
-  [[ $(grep -F "$id" <<<"$output") == *FAILED* ]]
   run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "$id"
   echo "$stderr"
   assert_success
