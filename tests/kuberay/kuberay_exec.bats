@@ -185,6 +185,9 @@ alive_nodes() {
   echo "$stderr"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  assert_output --partial "==> logs/nodes/$ip/worker-"
+  # Ray still lists the job, but its log went with the pod: the kept copies.
+  [[ $stderr == *"job $id: Ray lists it as FAILED but cannot serve its log; showing the "* ]]
   ((SECONDS - t0 < 30))
   run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "kuberay-never-$RANDOM"
   assert_failure 1
