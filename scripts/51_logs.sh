@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 mvp::flags::spec "SUBMISSION_ID*" --follow --steps --json
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
+  MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::config::init "$@"
   ((${#MVP_ARGS[@]} == 1)) || mvp::log::die "give exactly one SUBMISSION_ID; see --help"
   mvp::helper::run logs "${MVP_FLAG_WORDS[@]}" "${MVP_ARGS[0]}"
 }

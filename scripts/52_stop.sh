@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 mvp::flags::spec "SUBMISSION_ID*"
 
 main() {
-  MVP_QUIET_CONFIG=1 mvp::config::init "$@"
+  MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::config::init "$@"
   ((${#MVP_ARGS[@]} == 1)) || mvp::log::die "give exactly one SUBMISSION_ID; see --help"
   if [[ $MVP_DRY_RUN == 1 ]]; then
     mvp::run::cmd mvp::helper::run stop "${MVP_ARGS[0]}"

@@ -16,6 +16,10 @@ MVP_BRINGUP_STEPS=(00_prereq_check)
 # image. The head's and workers' addresses are the pod IPs Ray reports: pods
 # get new addresses when they are re-created, so they are asked for (waiting
 # up to MVP_NODES_TIMEOUT for the head and MVP_WORKERS workers) every time.
+# 51 and 52 (MVP_HEAD_ONLY=1) wait for the head alone and take no worker
+# address (the settings' placeholders stand): they read or stop jobs through
+# the dashboard, and are wanted most when a worker pod is down (51: the kept
+# logs of the job it held).
 mvp::rt::derive() {
   SHARED_ROOT=${SHARED_ROOT:-/private}
   MVP_HOST_SHARED_DIR=$SHARED_ROOT
@@ -43,22 +47,27 @@ mvp::rt::derive() {
 }
 
 # "HEAD_IP WORKER_IP..." of the alive nodes, once the head and MVP_WORKERS
-# workers (nodes with worker_node) are; else the last state seen, exit 1.
+# workers (nodes with worker_node) are ("HEAD_IP" once the head is, with
+# MVP_HEAD_ONLY=1); else the last state seen, exit 1.
 mvp::rt::addresses() {
-  PYTHONPATH=$MVP_REPO/helpers "$MVP_PYTHON" - "$MVP_DASHBOARD_URL" "$MVP_WORKERS" "$MVP_NODES_TIMEOUT" <<'PY'
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_PYTHON" - "$MVP_DASHBOARD_URL" "$MVP_WORKERS" "$MVP_NODES_TIMEOUT" \
+    "${MVP_HEAD_ONLY:-0}" <<'PY'
 import sys
 import time
 
 from mvp.cluster import describe
 from mvp.dashboard import Dashboard
 
-url, want, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+url, want, timeout, head_only = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 dash, deadline, seen = Dashboard(url), time.monotonic() + timeout, "the dashboard does not answer"
 while True:
     try:
         alive = [describe(n) for n in dash.nodes() if n["state"] == "ALIVE"]
         heads = [n["ip"] for n in alive if n["is_head"]]
         workers = sorted(n["ip"] for n in alive if not n["is_head"] and n["worker_node"] > 0)
+        if heads and head_only:
+            print(heads[0])
+            sys.exit(0)
         if heads and len(workers) == want:
             print(heads[0], *workers)
             sys.exit(0)

@@ -123,3 +123,73 @@ alive_nodes() {
   run grep -rl "$(<"$BATS_FILE_TMPDIR/token")" "$jd"
   assert_output ""
 }
+
+@test "kuberay: only the driver's Ray processes SIGKILLed in its worker pod (whose ray start --block then ends the pod, as KubeRay's do): FAILED, the driver log kept with the job's start, its worker logs kept, the bundle says where it was cut off, 51 shows the kept log and tells it from no such job" {
+  local id=kuberay-kill-$RANDOM head cluster ip pod logs i
+  head=$(pods head | jq -r .name)
+  cluster=${head%-head}
+  logs=$SHARED_ROOT/jobs/$id/logs
+  # Submitted as on a long-lived RayCluster: 43 --wait on runtime kuberay, in
+  # a pod of the cluster, with the settings the rendered submitter pod has.
+  doc "$BATS_FILE_TMPDIR/job.yaml" RayJob | jq -r '.spec.submitterPodTemplate.spec.containers[0].env[]
+    | select(.name | test("^MVP_(JOBSPEC|RAY_CONFIG)_TEXT$") | not) | "\(.name)=\(.value)"' >"$BATS_TEST_TMPDIR/env"
+  echo MVP_LOG_SYNC_SECONDS=1 >>"$BATS_TEST_TMPDIR/env"
+  { cat "$BATS_FILE_TMPDIR/ppo.yaml"; echo "submission_id: $id"; } >"$BATS_TEST_TMPDIR/spec.yaml"
+  podman cp "$BATS_TEST_TMPDIR/spec.yaml" "$head:/tmp/$id.yaml"
+  kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/43_submit_jobspec.sh "/tmp/$id.yaml" --wait \
+    --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
+    >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id" dash)
+  pod=$(jq -r --arg ip "$ip" 'select(.role == "worker" and .ip == $ip) | .name' "$BATS_FILE_TMPDIR/pods.jsonl")
+  [[ -n $pod ]]
+  # Killed once its keepers have copied a training step of the driver's log
+  # and the job's worker logs on that pod.
+  for ((i = 0; i < 300; i++)); do
+    grep -qs "step:1 - " "$logs/driver.live.log" && compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break
+    sleep 0.2
+  done
+  grep -qs "step:1 - " "$logs/driver.live.log"
+  compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
+  local -a tree
+  read -r -a tree <<<"$(pod_raylet_tree "$pod")"
+  ((${#tree[@]} > 1))
+  kill -KILL "${tree[@]}" 2>/dev/null || true  # one may have ended meanwhile
+  local rc=0 t0=$SECONDS
+  wait "$waiter" || rc=$?
+  echo "# FAILED seen $((SECONDS - t0)) s after the kill" >&3
+  cat "$BATS_TEST_TMPDIR/wait.err" >&2
+  ((rc == 1))
+  [[ $(job_json "$id" result.json .status) == FAILED ]]
+  # KubeRay's pod ends with its Ray (ray start --block), and with it Ray's own
+  # copy of the logs: the pod's container is gone.
+  [[ $(podman inspect -f '{{.State.Running}}' "$pod") == false ]]
+  # The driver's keeper makes its last copy once it sees the driver gone
+  # (within 0.5 s); the pod's ray start --block ends the pod, keeper and
+  # all, within 1 s of the raylet's death. Kept whole (driver.log), or else
+  # up to the last sync (every second here) with driver.log.missing naming it.
+  local kept=$logs/driver.log
+  if [[ -e $logs/driver.log.missing ]]; then
+    grep -q "its node kept .*driver.live.log while it ran" "$logs/driver.log.missing"
+    kept=$logs/driver.live.log
+  fi
+  echo "# the driver's log kept as $(basename "$kept")" >&3
+  grep -q "^MVP_PRECHECK_MARKER=standin$" "$kept"
+  grep -q "step:1 - " "$kept"
+  compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
+  grep -E "^cut off at step [1-9][0-9]* of [1-9][0-9]* \(ended FAILED; " "$logs/../debug/cut_off.txt"
+  # 51 as an operator runs it on Kubernetes: in a pod, a client of the
+  # cluster, while the killed pod is down (it waits for the head alone).
+  t0=$SECONDS
+  run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "$id"
+  echo "$stderr"
+  assert_success
+  assert_output --partial "MVP_PRECHECK_MARKER=standin"
+  assert_output --partial "==> logs/nodes/$ip/worker-"
+  # Ray still lists the job, but its log went with the pod: the kept copies.
+  [[ $stderr == *"job $id: Ray lists it as FAILED but cannot serve its log; showing the "* ]]
+  ((SECONDS - t0 < 30))
+  run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "kuberay-never-$RANDOM"
+  assert_failure 1
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+}

@@ -40,3 +40,39 @@ kuberay_tier_teardown() {
 pod_argv() {
   mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$1")
 }
+
+# kuberay_client POD CLUSTER ENV_FILE CMD...: runs CMD in POD (a pod of the
+# RayCluster CLUSTER, its working directory the runbook in the image) as the
+# nightly's CronJob pod runs the runbook: runtime kuberay, the cluster found
+# through its head Service, the token from the pod's environment. ENV_FILE
+# holds the settings as NAME=VALUE lines (the rendered submitter's).
+# RAY_ADDRESS is KubeRay's GCS address in a Ray pod; a client pod has none.
+kuberay_client() {
+  local pod=$1 cluster=$2 env_file=$3 line
+  shift 3
+  local -a env=(--env MVP_RUNTIME=kuberay --env "MVP_K8S_HEAD_SERVICE=$cluster-head-svc"
+    --env "MVP_CLUSTER_NAME=kuberay@$cluster")
+  while IFS= read -r line; do env+=(--env "$line"); done <"$env_file"
+  podman exec -i "${env[@]}" --workdir "$MVP_K8S_RUNBOOK_DIR" "$pod" env -u RAY_ADDRESS "$@"
+}
+
+# pod_raylet_tree POD: the host PIDs of POD's raylet and every process under
+# it (Ray's workers, the job's supervisor and driver), children after their
+# parent; nothing outside Ray's tree (the pod's `ray start --block`, the log
+# keepers that left the driver's tree).
+pod_raylet_tree() {
+  local -a todo out=() c
+  local p raylet=""
+  todo=("$(podman inspect -f '{{.State.Pid}}' "$1")")
+  while ((${#todo[@]})); do
+    p=${todo[0]} todo=("${todo[@]:1}")
+    if [[ -z $raylet && $(cat "/proc/$p/comm" 2>/dev/null) == raylet ]]; then
+      raylet=$p todo=() out=()
+    fi
+    [[ -n $raylet ]] && out+=("$p")
+    read -r -a c < <(cat "/proc/$p/task/"*/children 2>/dev/null; echo)
+    todo+=("${c[@]}")
+  done
+  [[ -n $raylet ]] || return 1
+  echo "${out[@]}"
+}
