@@ -160,18 +160,14 @@ slurm_node_of_job() {
 
 # raylet_tree NODE: host PIDs of NODE's raylet and every process under it.
 raylet_tree() {
-  local init ns pid raylet="" i c
+  local init ns pid raylet=""
   init=$(<"$MVP_SLURM_DIR/nodes/nodes/$1/init.pid")
   ns=$(readlink "/proc/$init/ns/pid")
   for pid in /proc/[0-9]*; do
     [[ $(readlink "$pid/ns/pid" 2>/dev/null) == "$ns" && $(cat "$pid/comm" 2>/dev/null) == raylet ]] && raylet=${pid#/proc/}
   done
   [[ -n $raylet ]] || return 1
-  local -a all=("$raylet")
-  for ((i = 0; i < ${#all[@]}; i++)); do
-    for c in $(ps -o pid= --ppid "${all[$i]}"); do all+=("$c"); done
-  done
-  echo "${all[@]}"
+  process_tree "$raylet"
 }
 
 @test "slurm: only the driver's Ray processes SIGKILLed on its node mid-job: the Slurm job fails, driver.log holds the job's start, the nodes' worker logs are kept, the bundle says where it was cut off, 51 shows the log" {

@@ -79,19 +79,6 @@ teardown() {
 }
 
 
-# Host PIDs of PID and all its descendants (children first found, then theirs).
-process_tree() {
-  local -a todo=("$1") out=() c
-  local p
-  while ((${#todo[@]})); do
-    p=${todo[0]} todo=("${todo[@]:1}")
-    out+=("$p")
-    read -r -a c < <(cat "/proc/$p/task/"*/children 2>/dev/null; echo)
-    todo+=("${c[@]}")
-  done
-  echo "${out[@]}"
-}
-
 @test "only the driver's Ray processes SIGKILLed on its worker (node and sshd up): FAILED, driver.log holds the job's start, its worker logs kept, the bundle says where it was cut off, 51 shows the log" {
   local id=ssh-rayonly-$RANDOM ip idx spec=$BATS_TEST_TMPDIR/ppo.yaml
   local t0=$SECONDS

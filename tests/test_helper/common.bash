@@ -140,6 +140,20 @@ mvp_real_verl_snapshot() {
 # mvp_dashboard_get PATH: GET PATH from the test cluster's dashboard.
 mvp_dashboard_get() { curl -fsS "$MVP_DASHBOARD$1"; }
 
+# process_tree PID: the host PIDs of PID and all its descendants, each
+# parent before its children (what the kill tests SIGKILL).
+process_tree() {
+  local -a todo=("$1") out=() c
+  local p
+  while ((${#todo[@]})); do
+    p=${todo[0]} todo=("${todo[@]:1}")
+    out+=("$p")
+    read -r -a c < <(cat "/proc/$p/task/"*/children 2>/dev/null; echo)
+    todo+=("${c[@]}")
+  done
+  echo "${out[@]}"
+}
+
 # driver_ip_when_running ID [GET]: waits (60 s) until job ID runs and prints
 # its driver's address, as Ray reports it; GET is how the dashboard is asked
 # (default mvp_dashboard_get; the ssh tier asks from the head over ssh).

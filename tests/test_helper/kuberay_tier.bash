@@ -61,18 +61,11 @@ kuberay_client() {
 # parent; nothing outside Ray's tree (the pod's `ray start --block`, the log
 # keepers that left the driver's tree).
 pod_raylet_tree() {
-  local -a todo out=() c
-  local p raylet=""
-  todo=("$(podman inspect -f '{{.State.Pid}}' "$1")")
-  while ((${#todo[@]})); do
-    p=${todo[0]} todo=("${todo[@]:1}")
-    if [[ -z $raylet && $(cat "/proc/$p/comm" 2>/dev/null) == raylet ]]; then
-      raylet=$p todo=() out=()
-    fi
-    [[ -n $raylet ]] && out+=("$p")
-    read -r -a c < <(cat "/proc/$p/task/"*/children 2>/dev/null; echo)
-    todo+=("${c[@]}")
+  local p
+  for p in $(process_tree "$(podman inspect -f '{{.State.Pid}}' "$1")"); do
+    [[ $(cat "/proc/$p/comm" 2>/dev/null) == raylet ]] || continue
+    process_tree "$p"
+    return 0
   done
-  [[ -n $raylet ]] || return 1
-  echo "${out[@]}"
+  return 1
 }
