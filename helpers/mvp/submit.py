@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import threading
 from datetime import datetime, timezone
@@ -25,79 +24,26 @@ from .redact import Redactor
 SUBMIT_TIMEOUT_S = 120
 
 
-def ray_cli() -> str:
-    beside = Path(sys.executable).with_name("ray")
-    return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
-
-
-def _submit_cli(plan, redactor: Redactor, before_submit=None) -> str:
-    """`ray job submit`; before_submit() runs while the CLI starts up.
+def _submit_cli(plan, cli, redactor: Redactor, before_submit=None) -> str:
+    """`ray job submit` through the CLI started at the beginning (ray_cli);
+    before_submit() runs first.
 
     The runtime_env (secrets included) reaches the CLI through a pipe it opens
     as /dev/fd/N: never on its argv, and nothing on disk when this process is
-    killed mid-submit (a /tmp file was). The CLI reads that file only after its
-    ~1 s of imports, right before it submits, and the pipe is written only once
-    before_submit() has returned: so the private-variable store (~0.5 s of
-    Ray's GCS client) overlaps the CLI's start-up, and still no job can start
-    before its private variables are stored. If before_submit() raises, the
-    CLI is killed before it has read a byte."""
-    proc, write_end = _start_cli(plan)
-    try:
-        if before_submit:
-            before_submit()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        os.close(write_end)
-        raise
-    output = redactor.text(_feed_and_wait(proc, write_end, json.dumps(plan.runtime_env).encode()))
-    if proc.returncode != 0:
+    killed mid-submit (a /tmp file was). The CLI gets its words and that pipe
+    only once before_submit() has returned: so the private-variable store
+    (~0.5 s of Ray's GCS client) overlaps the CLI's start-up, and still no job
+    can start before its private variables are stored. If before_submit()
+    raises, the CLI is killed before it has read a word."""
+    if before_submit:
+        before_submit()
+    words = plan.ray_cli_argv(["--runtime-env", cli.env_file])[1:]
+    rc, output = cli.run(words, json.dumps(plan.runtime_env).encode(), SUBMIT_TIMEOUT_S)
+    output = redactor.text(output)
+    if rc != 0:
         last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
-        raise MvpError(f"ray job submit failed (exit {proc.returncode}): {last[0]}")
+        raise MvpError(f"ray job submit failed (exit {rc}): {last[0]}")
     return output
-
-
-def _start_cli(plan) -> tuple:
-    """The CLI started with the read end of a fresh pipe as its runtime_env
-    file: (the process, the write end, still to be fed)."""
-    read_end, write_end = os.pipe()
-    argv = plan.ray_cli_argv(["--runtime-env", f"/dev/fd/{read_end}"])
-    argv[0] = ray_cli()
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                pass_fds=(read_end,))
-    except OSError as exc:
-        os.close(write_end)
-        raise MvpError(f"ray job submit did not run: {exc}") from None
-    finally:
-        os.close(read_end)
-    return proc, write_end
-
-
-def _feed_and_wait(proc, write_end: int, data: bytes) -> str:
-    """Writes the runtime_env into the pipe and waits for the CLI (at most
-    SUBMIT_TIMEOUT_S): its merged output."""
-    # A thread writes, so a runtime_env larger than the pipe's buffer cannot
-    # block against the CLI's own output.
-    feeder = threading.Thread(target=_feed, args=(write_end, data))
-    feeder.start()
-    try:
-        stdout, _ = proc.communicate(timeout=SUBMIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise MvpError(f"ray job submit did not finish in {SUBMIT_TIMEOUT_S} s") from None
-    finally:
-        feeder.join()
-    return stdout
-
-
-def _feed(fd: int, data: bytes) -> None:
-    try:
-        with os.fdopen(fd, "wb") as pipe:
-            pipe.write(data)
-    except BrokenPipeError:  # the CLI ended without reading; its exit code says why
-        pass
 
 
 def _submit_sdk(plan) -> str:
@@ -139,7 +85,17 @@ def _read_inputs(data: bytes, spec_name: str, cfg_name: str) -> tuple:
     return jobspec.decode_input(parts[0], spec_name), jobspec.decode_input(parts[1], cfg_name)
 
 
-def main(args, settings) -> int:
+def main(args, settings, cli=None) -> int:
+    """cli: the Ray CLI started before this module was imported (`--via cli`,
+    ray_cli.start); ended here if the job never reached it."""
+    try:
+        return _submit(args, settings, cli)
+    finally:
+        if cli:
+            cli.discard()
+
+
+def _submit(args, settings, cli) -> int:
     spec, ray_cfg = _spec_and_config(args, settings)
     extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
     plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
@@ -155,9 +111,9 @@ def main(args, settings) -> int:
     with admission.admit(dash, plan.shared_root, plan.cluster, plan.submission_id, plan.job_dir,
                          gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
                          settings.admission_claim_s):
-        submitted = _claim_and_submit(args, plan, files, dash, redactor, settings)
+        submitted = _claim_and_submit(args, plan, files, dash, redactor, settings, cli)
     # Ray runs the job from here on: whatever fails now, its id is printed.
-    kv.emit(("submission_id", plan.submission_id))
+    kv.emit(("submission_id", plan.submission_id), ("retries", spec.get("retries") or 0))
     _record_submission(args, plan, files, dash, *submitted)
     if args.wait:
         from argparse import Namespace
@@ -234,7 +190,7 @@ class _BundleTaker:
             self.errors.append(f"{exc.strerror or exc}")
 
 
-def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings) -> tuple:
+def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings, cli) -> tuple:
     """Job directory, config files, private variables, then Ray: (output,
     submitted_at, debug bundle kinds, bundle errors, private-variable store)."""
     job_dir = jobdir.claim(plan.job_dir)
@@ -251,7 +207,7 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
         submitted_at = datetime.now(timezone.utc).isoformat()
         taker.thread.start()
         if args.via == "cli":
-            output = _submit_cli(plan, redactor, before_submit=store_private_env)
+            output = _submit_cli(plan, cli, redactor, before_submit=store_private_env)
         else:
             store_private_env()
             output = _submit_sdk(plan)

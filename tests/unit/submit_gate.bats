@@ -1,37 +1,43 @@
 #!/usr/bin/env bats
-# The private-variable store and `ray job submit`'s start-up overlap, and the
-# CLI still cannot submit before the store has the values: it reads the
-# runtime_env from a pipe (/dev/fd/N) that is written only after the store
-# returned (helpers/mvp/submit.py _submit_cli). A stub `ray` records when it
-# started, when its read of the runtime_env returned, and what it read.
+# `ray job submit` starts before the runbook checks a job, and still cannot
+# submit anything before the checks, the admission step and the private-
+# variable store are done: its process imports Ray's CLI, then waits for its
+# words on stdin, and reads the runtime_env from a pipe (/dev/fd/N); both
+# are written only after before_submit() returned (helpers/mvp/ray_cli.py,
+# submit._submit_cli). A stand-in CLI records when it started, when its
+# words and the runtime_env arrived, and what they were; the last test runs
+# the real module against Ray's own CLI.
 
 setup() {
   load ../test_helper/common
   STUB=$BATS_TEST_TMPDIR/ray
   cat >"$STUB" <<'SH'
 #!/usr/bin/env bash
-# Records its start, then reads the --runtime-env file as Ray's CLI does.
+# Records its start, waits for its words as mvp.ray_cli does, then reads the
+# --runtime-env file as Ray's CLI does.
 log=${STUB_LOG:?}
 echo "started $(date +%s%N)" >>"$log"
-while (($#)); do [[ $1 == --runtime-env ]] && file=$2; shift; done
+IFS= read -r words || { echo "no words" >>"$log"; exit 0; }
+echo "words $(date +%s%N) $words" >>"$log"
+file=$(jq -r 'index("--runtime-env") as $i | .[$i + 1]' <<<"$words")
 content=$(cat "$file")
 echo "read $(date +%s%N) $content" >>"$log"
 echo "Job 'x' submitted successfully"
 SH
   chmod +x "$STUB"
-  export STUB_LOG=$BATS_TEST_TMPDIR/stub.log
+  export STUB STUB_LOG=$BATS_TEST_TMPDIR/stub.log
 }
 
-# gate MODE: runs _submit_cli with the stub; before_submit sleeps 0.6 s then
-# records "stored" (MODE=ok) or raises (MODE=fail).
+# gate MODE: starts the stand-in CLI, then runs _submit_cli; before_submit
+# sleeps 0.6 s then records "stored" (MODE=ok) or raises (MODE=fail).
 gate() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$1" <<'PY'
 import sys, time, os
 from types import SimpleNamespace
-from mvp import submit
+from mvp import ray_cli, submit
 from mvp.errors import MvpError
 from mvp.redact import Redactor
-submit.ray_cli = lambda: os.environ["STUB"]
+ray_cli.COMMAND = [os.environ["STUB"]]
 plan = SimpleNamespace(runtime_env={"env_vars": {"MVP_PRIVATE_ENV": "private_env/x"}},
                        ray_cli_argv=lambda extra: ["ray", "job", "submit", *extra, "--", "true"])
 def before():
@@ -40,37 +46,50 @@ def before():
         raise MvpError("the store is down")
     with open(os.environ["STUB_LOG"], "a") as f:
         f.write(f"stored {time.time_ns()}\n")
+cli = ray_cli.start()
 try:
-    print(submit._submit_cli(plan, Redactor(set()), before_submit=before), end="")
+    print(submit._submit_cli(plan, cli, Redactor(set()), before_submit=before), end="")
 except MvpError as exc:
     print(f"ERROR {exc}")
+finally:
+    cli.discard()
 PY
 }
 
-@test "submit: ray job submit starts while the private variables are stored, and reads the runtime_env only after they are" {
-  export STUB
+# event NAME: the time the stand-in logged for NAME.
+event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
+
+@test "submit: ray job submit starts before the private variables are stored, and gets its words and the runtime_env only after" {
   run gate ok
   assert_success
   assert_output "Job 'x' submitted successfully"
   run cat "$STUB_LOG"
-  # started (during the store's 0.6 s) < stored < read
-  local started stored read
-  started=$(awk '$1 == "started" {print $2}' "$STUB_LOG")
-  stored=$(awk '$1 == "stored" {print $2}' "$STUB_LOG")
-  read=$(awk '$1 == "read" {print $2}' "$STUB_LOG")
-  [[ -n $started && -n $stored && -n $read ]] || fail "missing events: $output"
+  local started stored words read
+  started=$(event started) stored=$(event stored) words=$(event words) read=$(event read)
+  [[ -n $started && -n $stored && -n $words && -n $read ]] || fail "missing events: $output"
   ((started < stored)) || fail "the CLI started only after the store: $output"
-  ((stored <= read)) || fail "the CLI read the runtime_env before the store returned: $output"
-  assert_line --partial 'read '
+  ((stored <= words)) || fail "the CLI had its words before the store returned: $output"
+  assert_line --regexp '^words [0-9]+ \["job", "submit", "--runtime-env", "/dev/fd/[0-9]+", "--", "true"\]$'
   assert_output --partial '{"env_vars": {"MVP_PRIVATE_ENV": "private_env/x"}}'
 }
 
-@test "submit: when storing the private variables fails, ray job submit is killed before it reads anything" {
-  export STUB
+@test "submit: when storing the private variables fails, ray job submit is killed before it has a word" {
   run gate fail
   assert_output "ERROR the store is down"
   sleep 0.3
   run cat "$STUB_LOG"
   assert_line --partial started
+  refute_line --partial words
   refute_line --partial read
+}
+
+@test "mvp.ray_cli runs Ray's own CLI entry point with the words it is given, and nothing when its submitter goes away first" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.ray_cli <<<'["--version"]'
+  assert_success
+  local version
+  version=$("$MVP_REPO/.venv/bin/python" -c 'import ray; print(ray.__version__)')
+  assert_output --partial "version $version"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.ray_cli </dev/null
+  assert_success
+  assert_output ""
 }
