@@ -125,15 +125,6 @@ mvp::config::load() {
   mvp::config::derive
 }
 
-# Variables of this host that reach commands run in a node, by name: fault
-# injection of the tests, Ray's token auth, the Hugging Face cache/hub, and
-# whether Ray hides GPUs from a process given none
-# (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1 is Ray's default before 2.60; the
-# tests start nodes with it to meet what verl's SFT driver meets there).
-# Everything else of the operator's shell stays out of the nodes (and so
-# out of Ray's daemons and every job).
-MVP_NODE_ENV_PASS='^(MVP_FAULT_[A-Z0-9_]+|RAY_AUTH_[A-Z0-9_]+|HF_[A-Z0-9_]+|RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO)$'
-
 # The runtimes are the files scripts/lib/runtime_<name>.sh.
 mvp::config::runtimes() {
   local f names=()
@@ -193,25 +184,33 @@ mvp::config::derive() {
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::log::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
   # Passed-through values travel on the command line that runs the helper;
   # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
+  mvp::config::job_env_names
   local name secret=()
-  while IFS= read -r name; do
+  for name in $MVP_JOB_ENV_NAMES; do
     if [[ ${name^^} =~ TOKEN|SECRET|PASSWORD|KEY ]]; then secret+=("$name"); fi
-  done < <(mvp::config::job_env_names)
+  done
   ((${#secret[@]} == 0)) ||
     mvp::log::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
 }
 
-# The names that match MVP_JOB_ENV_PASSTHROUGH among the config's and the
-# environment's variables, one a line.
+# MVP_JOB_ENV_NAMES: the names (words) that match MVP_JOB_ENV_PASSTHROUGH
+# among the config's and the environment's variables (set ones only), found
+# once per script. Each glob's literal prefix narrows Bash's own list first
+# (compgen -v PREFIX): every submission runs this, and matching each pattern
+# against every variable cost ~10 ms.
 mvp::config::job_env_names() {
   local name pattern patterns=()
+  local -A seen=()
+  MVP_JOB_ENV_NAMES=""
   read -r -a patterns <<<"$MVP_JOB_ENV_PASSTHROUGH"
-  while IFS= read -r name; do
-    for pattern in "${patterns[@]}"; do
+  for pattern in ${patterns[@]+"${patterns[@]}"}; do
+    while IFS= read -r name; do
       # shellcheck disable=SC2053  # the pattern is a glob on purpose
-      [[ $name == $pattern && -n ${!name} ]] && { echo "$name"; break; }
-    done
-  done < <(compgen -v)
+      [[ $name == $pattern && -n ${!name} && -z ${seen[$name]-} ]] || continue
+      seen[$name]=1
+      MVP_JOB_ENV_NAMES+="${MVP_JOB_ENV_NAMES:+ }$name"
+    done < <(compgen -v -- "${pattern%%[*?[]*}" || true)
+  done
   return 0
 }
 

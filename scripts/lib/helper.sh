@@ -6,16 +6,15 @@
 # that runs it sees them: those with `helper` in config/settings.contract.
 # Every one is passed; the helper has no defaults.
 mvp::helper::env() {
-  # Variables every job's runtime_env gets (NCCL_*, GLOO_* ...).
-  local name names=() pair
-  mapfile -t names < <(mvp::config::job_env_names)
-  MVP_JOB_ENV_NAMES=${names[*]}
+  # MVP_JOB_ENV_NAMES (mvp::config::job_env_names) are the variables every
+  # job's runtime_env gets (NCCL_*, GLOO_* ...).
+  local name pair
   local -a env=("PYTHONPATH=$MVP_NODE_REPO/helpers")
   for pair in "${MVP_CONTRACT_HELPER[@]}"; do
     name=${pair#*=}
     env+=("${pair%%=*}=${!name}")
   done
-  for name in "${names[@]}"; do env+=("$name=${!name}"); done
+  for name in $MVP_JOB_ENV_NAMES; do env+=("$name=${!name}"); done
   printf '%s\0' "${env[@]}"
   mvp::ray::auth_env
 }

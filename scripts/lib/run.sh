@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Running commands: dry-run, bounded waits and locks.
+# Running commands: dry-run, what a command run in a node gets of this
+# host's environment, bounded waits and locks.
 
 # Runs a command given as words, or only prints it under --dry-run.
 mvp::run::cmd() {
@@ -8,6 +9,25 @@ mvp::run::cmd() {
     return 0
   fi
   "$@"
+}
+
+# mvp::run::node_env_names: the names of this host's exported variables
+# that reach commands run in a node, one a line: fault injection of the
+# tests, Ray's token auth, the Hugging Face cache/hub, and whether Ray hides
+# GPUs from a process given none
+# (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1 is Ray's default before 2.60; the
+# tests start nodes with it to meet what verl's SFT driver meets there).
+# Everything else of the operator's shell stays out of the nodes (and so
+# out of Ray's daemons and every job).
+# One `case` of globs, not a regex per name: this runs for every command run
+# in a node, and Bash compiles a regex anew each time it is used.
+mvp::run::node_env_names() {
+  local name
+  while IFS= read -r name; do
+    case $name in
+      MVP_FAULT_?*|RAY_AUTH_?*|HF_?*|RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO) echo "$name" ;;
+    esac
+  done < <(compgen -e)
 }
 
 # mvp::run::wait_for SECONDS WHAT CMD...: polls CMD every 0.1 s.

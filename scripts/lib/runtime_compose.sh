@@ -119,9 +119,7 @@ mvp::rt::node_is_up() {
 mvp::rt::exec() {
   local node=$1 name; shift
   local -a pass=()
-  while IFS= read -r name; do
-    [[ $name =~ $MVP_NODE_ENV_PASS ]] && pass+=(-e "$name")
-  done < <(compgen -e)
+  while IFS= read -r name; do pass+=(-e "$name"); done < <(mvp::run::node_env_names)
   docker exec -i "${pass[@]}" -w / "$node" "$@"
 }
 

@@ -41,13 +41,13 @@ mvp::rt::node_ports() { mvp::ray::pinned_ports "$1"; }
 mvp::rt::node_dir() { echo "$MVP_STATE_DIR/nodes/$1"; }
 
 # NAME=value words (NUL-separated) of the variables a node's processes may
-# get from this host: the basics of a login, and the names of MVP_NODE_ENV_PASS.
+# get from this host: the basics of a login, and mvp::run::node_env_names.
 mvp::rt::allowed_env() {
   local name
   while IFS= read -r name; do
-    [[ $name =~ ^(HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR)$ || $name =~ $MVP_NODE_ENV_PASS ]] &&
-      printf '%s=%s\0' "$name" "${!name}"
+    case $name in HOME|USER|LOGNAME|LANG|LC_?*|TZ|TMPDIR) printf '%s=%s\0' "$name" "${!name}" ;; esac
   done < <(compgen -e)
+  while IFS= read -r name; do printf '%s=%s\0' "$name" "${!name}"; done < <(mvp::run::node_env_names)
   return 0
 }
 

@@ -122,7 +122,7 @@ mvp::rt::exec() {
   # Fault injection switches of the tests, by value (never secrets).
   while IFS= read -r name; do
     [[ $name =~ ^MVP_FAULT_[A-Z0-9_]+$ ]] && mvp::rt::quote "$name=${!name}"
-  done < <(compgen -e)
+  done < <(compgen -e MVP_FAULT_ || true)
   for word; do mvp::rt::quote "$word"; done
   mvp::rt::ssh_argv "$i"
   "${MVP_SSH_ARGV[@]}" "$MVP_SSH_REMOTE"

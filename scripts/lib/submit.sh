@@ -42,7 +42,7 @@ mvp::submit::run() {
   local rc=0 id first from attempt
   mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" || rc=$?
   first=$SUBMITTED_ID
-  [[ -n $retries ]] || retries=$(mvp::submit::spec_retries "$first" "$wait")
+  [[ -n $retries ]] || retries=$(mvp::submit::spec_retries "$SUBMITTED_RETRIES" "$first" "$wait")
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
     # Only a job Ray took and that then failed goes on (an id was printed).
     id=$SUBMITTED_ID
@@ -63,8 +63,8 @@ mvp::submit::run() {
 
 # mvp::submit::once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
 # (and its wait); prints the id (PORCELAIN=1: as submission_id=ID) and sets
-# SUBMITTED_ID. Under --dry-run, prints the helper's check (the resolved
-# JobSpec as JSON) instead.
+# SUBMITTED_ID and SUBMITTED_RETRIES (the JobSpec's `retries`). Under
+# --dry-run, prints the helper's check (the resolved JobSpec as JSON) instead.
 mvp::submit::once() {
   local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
@@ -79,7 +79,7 @@ mvp::submit::once() {
   # fails after that (its ERROR line says what).
   local -A answer=()
   mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's submit answer: $MVP_KV_ERROR"
-  SUBMITTED_ID=${answer[submission_id]:-}
+  SUBMITTED_ID=${answer[submission_id]:-} SUBMITTED_RETRIES=${answer[retries]:-0}
   if ((rc == 0 && wait)); then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
@@ -92,15 +92,14 @@ mvp::submit::once() {
   return "$rc"
 }
 
-# mvp::submit::spec_retries ID WAIT: the `retries` of the JobSpec job ID was
-# submitted with (validated, kept in its job_spec.json); 0 without --wait,
-# which alone sees a failure (said once, on stderr).
+# mvp::submit::spec_retries N ID WAIT: N, the `retries` of the JobSpec job ID
+# was submitted with (the helper's answer); 0 without --wait, which alone
+# sees a failure (said once, on stderr).
 mvp::submit::spec_retries() {
-  local n
-  n=$(jq -r '.input.retries // 0' "$MVP_HOST_SHARED_DIR/jobs/$1/config/job_spec.json" 2>/dev/null) || n=0
+  local n=$1
   [[ $n =~ ^[0-9]+$ ]] || n=0
-  if ((n > 0 && !$2)); then
-    mvp::log::warn "the JobSpec asks for retries: $n, which only --wait sees; job $1 will not be retried"
+  if ((n > 0 && !$3)); then
+    mvp::log::warn "the JobSpec asks for retries: $n, which only --wait sees; job $2 will not be retried"
     n=0
   fi
   echo "$n"

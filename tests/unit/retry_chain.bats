@@ -59,26 +59,23 @@ except MvpError as e:
   done
 }
 
-@test "40-44 take the JobSpec's retries (kept in job_spec.json) with --wait, and say once on stderr that they cannot without it" {
-  mkdir -p "$JOBS/a/config" "$JOBS/b/config"
-  echo '{"input": {"retries": 2}}' >"$JOBS/a/config/job_spec.json"
-  echo '{"input": {"retries": null}}' >"$JOBS/b/config/job_spec.json"
+@test "40-44 take the JobSpec's retries (the submit helper's retries= answer) with --wait, and say once on stderr that they cannot without it" {
   spec_retries() {
     # shellcheck source=../../scripts/lib/log.sh
     source "$MVP_REPO/scripts/lib/log.sh"
     # shellcheck source=../../scripts/lib/submit.sh
     source "$MVP_REPO/scripts/lib/submit.sh"
-    MVP_HOST_SHARED_DIR=$BATS_TEST_TMPDIR/shared mvp::submit::spec_retries "$@"
+    mvp::submit::spec_retries "$@"
   }
-  run --separate-stderr spec_retries a 1
+  run --separate-stderr spec_retries 2 a 1
   assert_output 2
   [[ -z $stderr ]]
-  run --separate-stderr spec_retries a 0
+  run --separate-stderr spec_retries 2 a 0
   assert_output 0
   [[ $stderr == *"the JobSpec asks for retries: 2, which only --wait sees; job a will not be retried" ]]
-  run spec_retries b 1
+  run spec_retries 0 b 1
   assert_output 0
-  run spec_retries nosuchjob 1
+  run spec_retries "" c 1
   assert_output 0
 }
 
