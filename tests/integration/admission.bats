@@ -80,11 +80,18 @@ four_queued_at_once() {
     grep -q "queued: 8 GPUs needed" "$BATS_TEST_TMPDIR/err.$k" && queued=$((queued + 1))
   done
   ((queued == 3)) || { echo "$queued of 4 were queued, not 3"; return 1; }
-  # Each job started (Ray took it) after the one before it had ended.
-  local prev_end=0 start end
+  # One after another: each full-cluster job SUCCEEDED without meeting the
+  # stand-in's free-GPU check (above), so none started its workers while
+  # another held GPUs; and Ray took them one at a time. The previous job's
+  # end_time_ms is no bound on the next start: Ray stamps it once the driver
+  # process has exited, some tenths of a second after it released its
+  # placement groups (0.42 s in one CI run), and a queued submitter hands its
+  # job to Ray within ~0.1 s of being admitted (its Ray CLI is imported
+  # already: helpers/mvp/ray_cli.py).
+  local prev_start=0 start end
   while read -r start end; do
-    ((start >= prev_end)) || { echo "a job started at $start, before the one before it ended at $prev_end"; return 1; }
-    prev_end=$end
+    ((start > prev_start)) || { echo "two jobs started at the same time ($start)"; return 1; }
+    prev_start=$start
   done < <(for k in "${ids[@]}"; do span "$k"; done | sort -n)
 }
 
@@ -143,9 +150,14 @@ four_queued_at_once() {
   read -r a0 a1 < <(span "${ran[0]}")
   read -r b0 b1 < <(span "${ran[1]}")
   read -r w0 _ < <(span "$waiter")
-  # The two overlapped; the third was taken by Ray only once one of them had ended.
+  # The two overlapped; the third was taken by Ray after both, and its workers
+  # found 4 GPUs free (the stand-in's free-GPU check, as verl's, fails a job
+  # that starts while the other two hold all 8). Ray's end_time_ms of the one
+  # it waited for is no bound on its start (see four_queued_at_once).
   ((a0 < b1 && b0 < a1))
-  ((w0 >= (a1 < b1 ? a1 : b1)))
+  ((w0 > a0 && w0 > b0))
+  run grep -c "Total available GPUs" "$SHARED_ROOT/jobs/$waiter/logs/driver.log"
+  assert_output 0
 }
 
 @test "admission: a submitter SIGKILLed while it holds a claim blocks nobody: the next full-cluster submission passes at once" {
