@@ -281,8 +281,9 @@ class _Waiter:
     ticket, with --queue), how often it found them taken, when it last said
     whom it waits for."""
 
-    def __init__(self, cdir: Path, sid: str, need: int, queue: bool, timeout: float):
+    def __init__(self, cdir: Path, sid: str, need: int, queue: bool, timeout: float, on_queued=None):
         self.cdir, self.sid, self.need, self.queue, self.timeout = cdir, sid, need, queue, timeout
+        self.on_queued = on_queued
         self.ticket: Optional[_Ticket] = None
         self.start, self.reported, self.checks = time.monotonic(), None, 0
 
@@ -298,6 +299,8 @@ class _Waiter:
             raise MvpError(_refusal(self.need, view, waiting, waited), BUSY_EXIT)
         if self.queue and self.ticket is None:
             self.ticket = _Ticket(self.cdir / "queue", self.sid, self.need)
+            if self.on_queued:
+                self.on_queued()
         if self.queue and (self.reported is None or time.monotonic() - self.reported >= REPORT_S):
             ahead = f"; queued before it: {_ahead(waiting)}" if waiting else ""
             log.step(f"queued: {self.need} GPUs needed, {view.free:g} free; waiting for {view.holders()}{ahead} "
@@ -311,15 +314,16 @@ class _Waiter:
 
 @contextmanager
 def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: Path, need: int, queue: bool,
-          timeout: float, claim_max: float):
+          timeout: float, claim_max: float, on_queued=None):
     """The body runs (it submits) under the cluster's lock once `need` GPUs
     are free and nobody queued earlier waits; raises MvpError (one line)
-    otherwise: BUSY_EXIT when the GPUs are taken, 1 when they never can be."""
+    otherwise: BUSY_EXIT when the GPUs are taken, 1 when they never can be.
+    on_queued() runs once, when the submission joins the --queue line."""
     if need <= 0:
         yield
         return
     cdir = cluster_dir(shared_root, cluster)
-    waiter = _Waiter(cdir, sid, need, queue, timeout)
+    waiter = _Waiter(cdir, sid, need, queue, timeout, on_queued)
     try:
         while True:
             t0 = time.perf_counter()

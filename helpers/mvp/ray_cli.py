@@ -7,7 +7,9 @@ point the `ray` script runs (`ray.scripts.scripts.main`), then waits for its
 words on stdin. The JobSpec check, the admission step and the job directory
 happen meanwhile; once they pass, the words go down the pipe and the CLI runs
 as `ray WORDS...` would. A refused submission kills it before it has read a
-word, so Ray never hears of that job.
+word, so Ray never hears of that job. A submission that joins the --queue
+line lets its CLI go and starts another once admitted: a queue may last
+hours, and a CLI with Ray imported holds ~190 MB.
 
 The words are not secret-bearing (the runtime_env travels through a pipe the
 CLI opens as /dev/fd/N), and they never reach this process's argv either."""
@@ -24,11 +26,15 @@ class WarmCli:
     """The Ray CLI, importing, then waiting for its words (start())."""
 
     def __init__(self, command: list):
+        self.command = command
+        self._spawn()
+
+    def _spawn(self) -> None:
         # The runtime_env's pipe: the CLI inherits the read end now and opens
         # it as /dev/fd/N once it has its words.
         self.env_read, self.env_write = os.pipe()
         try:
-            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.STDOUT, text=True, pass_fds=(self.env_read,))
         except OSError:
             os.close(self.env_write)
@@ -36,9 +42,17 @@ class WarmCli:
         finally:
             os.close(self.env_read)
 
-    @property
-    def env_file(self) -> str:
+    def ready(self) -> str:
+        """The runtime_env's file as the CLI will name it, after starting the
+        CLI afresh if it was let go (release)."""
+        if self.proc.poll() is not None:
+            self._spawn()
         return f"/dev/fd/{self.env_read}"
+
+    def release(self) -> None:
+        """Ends the waiting CLI for now (a --queue wait may last hours, and a
+        CLI with Ray imported holds ~190 MB); ready() starts another."""
+        self.discard()
 
     def run(self, words: list, runtime_env: bytes, timeout_s: float) -> tuple:
         """Gives the CLI its words (after `ray`) and the runtime_env; waits at

@@ -37,7 +37,7 @@ def _submit_cli(plan, cli, redactor: Redactor, before_submit=None) -> str:
     raises, the CLI is killed before it has read a word."""
     if before_submit:
         before_submit()
-    words = plan.ray_cli_argv(["--runtime-env", cli.env_file])[1:]
+    words = plan.ray_cli_argv(["--runtime-env", cli.ready()])[1:]
     rc, output = cli.run(words, json.dumps(plan.runtime_env).encode(), SUBMIT_TIMEOUT_S)
     output = redactor.text(output)
     if rc != 0:
@@ -110,7 +110,7 @@ def _submit(args, settings, cli) -> int:
     # lock is held until Ray has the job (or refused it).
     with admission.admit(dash, plan.shared_root, plan.cluster, plan.submission_id, plan.job_dir,
                          gpus.needed(plan.trainer_overrides), args.queue, settings.job_timeout,
-                         settings.admission_claim_s):
+                         settings.admission_claim_s, on_queued=cli.release if cli else None):
         submitted = _claim_and_submit(args, plan, files, dash, redactor, settings, cli)
     # Ray runs the job from here on: whatever fails now, its id is printed.
     kv.emit(("submission_id", plan.submission_id), ("retries", spec.get("retries") or 0))

@@ -6,7 +6,8 @@ admission lock, so writers never overlap).
 
 Usage: admission_driver.py STATE SHARED_ROOT SID NEED [--queue] [--timeout S]
        [--claim-max S] [--hold S] [--crash]
-Prints "admitted SID" or "ERROR: ..." and exits with admit's exit code."""
+Prints "admitted SID" or "ERROR: ..." and exits with admit's exit code;
+"on_queued" on stderr each time admit calls its on_queued hook."""
 import argparse
 import json
 import sys
@@ -56,7 +57,8 @@ def main() -> int:
     admission.POLL_S = 0.1
     try:
         with admission.admit(dash, root, "at http://127.0.0.9:8265", args.sid, root / "jobs" / args.sid, args.need,
-                             args.queue, args.timeout, args.claim_max):
+                             args.queue, args.timeout, args.claim_max,
+                             on_queued=lambda: print("on_queued", file=sys.stderr, flush=True)):
             (root / "jobs" / args.sid).mkdir(parents=True)
             time.sleep(args.hold)
             if args.crash:

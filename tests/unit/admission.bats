@@ -128,6 +128,11 @@ cluster() {
   done
   run ls "$QUEUE"
   assert_output ""
+  # Each waiter's hook (submit lets its Ray CLI go there) ran once, however often it looked.
+  for i in 1 2 3; do
+    run grep -c '^on_queued$' "$BATS_TEST_TMPDIR/out$i"
+    assert_output 1
+  done
 }
 
 @test "admission: without --queue a submission is refused while others wait in the queue, even when it would fit" {

@@ -93,3 +93,25 @@ event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
   assert_success
   assert_output ""
 }
+
+@test "submit: a CLI let go while the job queues (release) is started afresh when the job is admitted, and only that one gets words" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" - <<'PY'
+import os, time
+from mvp import ray_cli
+ray_cli.COMMAND = [os.environ["STUB"]]
+cli = ray_cli.start()
+first = cli.proc.pid
+time.sleep(0.3)
+cli.release()
+env_file = cli.ready()
+rc, out = cli.run(["job", "submit", "--runtime-env", env_file, "--", "true"], b"{}", 10)
+cli.discard()
+print(first != cli.proc.pid, rc, out.strip())
+PY
+  assert_success
+  assert_output "True 0 Job 'x' submitted successfully"
+  run grep -c '^started ' "$STUB_LOG"
+  assert_output 2
+  run grep -c '^words ' "$STUB_LOG"
+  assert_output 1
+}
