@@ -70,7 +70,7 @@ mvp::submit::once() {
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
   out=$(mvp::helper::run "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
-  SUBMITTED_ID=""
+  SUBMITTED_ID="" SUBMITTED_RETRIES=0
   if [[ $MVP_DRY_RUN == 1 ]]; then
     [[ -z $out ]] || printf '%s\n' "$out"
     return "$rc"
