@@ -181,7 +181,8 @@ assert_real_verl_ran() {
   # The check, on verl's own output: first step 3, and step 3's prompts are the first job's step 3 prompts.
   run resumed_check "$id"
   assert_success
-  jq -e --arg f "$first" '.passed == true and (.evidence | startswith("first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 32 samples of step 3 are those \($f) trained at step 3"))' <<<"$output"
+  jq -e --arg f "$first" '.passed == true and (.evidence | startswith("first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 32 samples of step 3 are those \($f) trained at step 3"))' <<<"$output" ||
+    fail "check resumed answered: $output"
   # The failed job's directory: nothing in it changed once its retry existed; no forward link written into it.
   [[ -z $(find "$SHARED_ROOT/jobs/$first" -newer "$SHARED_ROOT/jobs/$id/config/job_spec.json" -type f) ]]
   run ls "$SHARED_ROOT/jobs/$first/checkpoints"
