@@ -401,8 +401,11 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   mv "$BATS_TEST_TMPDIR/driver.log" "$BATS_TEST_TMPDIR/driver.live.log" "$logs/"
   [[ ! -d $BATS_TEST_TMPDIR/nodes ]] || mv "$BATS_TEST_TMPDIR/nodes" "$logs/"
   # The bundle says where the job was cut off (the newest step any kept log
-  # holds; killed 3 s after it started, it may not have reached its first).
-  grep -E "^cut off (at step [1-9][0-9]*|before its first step) \(ended FAILED; " "$SHARED_ROOT/jobs/$id/debug/cut_off.txt"
+  # holds; killed 3 s after it started, it may not have reached its first;
+  # "of N" when a kept worker log holds verl's progress bar, as when the
+  # TaskRunner on the other node trained on until Ray declared the job FAILED).
+  grep -E "^cut off (at step [1-9][0-9]*( of [1-9][0-9]*)?|before its first step) \(ended FAILED; " \
+    "$SHARED_ROOT/jobs/$id/debug/cut_off.txt" || fail "cut_off.txt: $(cat "$SHARED_ROOT/jobs/$id/debug/cut_off.txt")"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
   assert_output --partial "bringing back worker node(s) that are down: $node"
