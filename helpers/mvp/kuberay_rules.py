@@ -265,7 +265,7 @@ def upgrade_strategy(spec: dict, meta: dict):
         return f"upgradeStrategy is set on a cluster a {meta['labels'][ORIGIN_LABEL]} makes"
 
 
-@rule("cluster", "not ported: utils/validation.go:166-191, 214-258, 329-375; util.go:744-749")
+@rule("cluster", f"{V}:166-191, 214-258, 329-375 and util.go:744-749, whose rules are not ported")
 def unported(spec: dict, meta: dict):
     """What the renderer never writes and whose rules are not ported here."""
     for field in ("enableInTreeAutoscaling", "autoscalerOptions", "gcsFaultToleranceOptions", "managedBy"):
