@@ -95,16 +95,16 @@ for name, (target, fn, where) in k.RULES.items():
   refuses group_resources "$R/job-ppo.yaml" RayJob 'head["resources"] = {"cpu": "0"}'
 }
 
-@test "kuberay rule cluster_meta: a RayCluster name over 53 characters or not a DNS-1035 label is refused" {
-  refuses cluster_meta "$R/cluster.yaml" RayCluster 'doc["metadata"]["name"] = "c" * 54'
-  refuses cluster_meta "$R/cluster.yaml" RayCluster 'doc["metadata"]["name"] = "9mvp"'
+@test "kuberay rule cluster_name: a RayCluster name over 53 characters or not a DNS-1035 label is refused" {
+  refuses cluster_name "$R/cluster.yaml" RayCluster 'doc["metadata"]["name"] = "c" * 54'
+  refuses cluster_name "$R/cluster.yaml" RayCluster 'doc["metadata"]["name"] = "9mvp"'
   plant "$R/cluster.yaml" RayCluster 'doc["metadata"]["name"] = "c" * 53'
   assert_output ok
 }
 
-@test "kuberay rule job_meta: a RayJob name over 47 characters (its cluster adds 6) or not a DNS-1035 label is refused" {
-  refuses job_meta "$R/job-sft.yaml" RayJob 'doc["metadata"]["name"] = "j" * 48'
-  refuses job_meta "$R/job-sft.yaml" RayJob 'doc["metadata"]["name"] = "sft_1"'
+@test "kuberay rule rayjob_name: a RayJob name over 47 characters (its cluster adds 6) or not a DNS-1035 label is refused" {
+  refuses rayjob_name "$R/job-sft.yaml" RayJob 'doc["metadata"]["name"] = "j" * 48'
+  refuses rayjob_name "$R/job-sft.yaml" RayJob 'doc["metadata"]["name"] = "sft_1"'
 }
 
 @test "kuberay rule group_container: a group whose pod template has no container is refused" {
