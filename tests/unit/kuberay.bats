@@ -281,6 +281,26 @@ STUB
               and .params.num_cpus == 0 and .params.num_gpus == 0 and .params.head and .params.block)' <<<"$all"
 }
 
+@test "71 job: its pods as KubeRay v1.7.0 builds them (the podman tier's): head /dev/shm sized to its memory limit, workers' --num-gpus from their nvidia.com/gpu limit, a wait-gcs-ready init container with the token before each worker" {
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
+  echo t0ken >"$BATS_TEST_TMPDIR/token"
+  run env PYTHONPATH="$MVP_REPO/tests/test_helper" "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
+    "$BATS_TEST_TMPDIR/j.yaml" --shared /srv/s --token-file "$BATS_TEST_TMPDIR/token" --network n --subnet-prefix 10.9.1
+  assert_success
+  local pods=$output
+  # BuildPod's /dev/shm: the head's memory limit (8Gi); the workers mount their own (16Gi).
+  jq -e -s '[.[] | select(.role != "submitter") | .argv as $a | [.role, $a[($a | index("--shm-size")) + 1]]]
+            == [["head", "8589934592"], ["worker", "17179869184"], ["worker", "17179869184"]]' <<<"$pods"
+  jq -e -s '.[0] | .role == "head" and .init == [] and (.argv | index("RAY_USAGE_STATS_EXTRA_TAGS=kuberay_version=v1.7.0;kuberay_crd=RayJob")) != null' <<<"$pods"
+  # The nvidia.com/gpu path: no num-gpus in the group, 4 from the limit.
+  jq -e -s '[.[] | select(.role == "worker") | .argv[-1] | test(" --num-gpus=4 ") and test(" --num-cpus=16 ")] == [true, true]' <<<"$pods"
+  jq -e -s '[.[] | select(.role == "worker") | .init[0] | .name | endswith("-wait-gcs-ready")] == [true, true]' <<<"$pods"
+  jq -e -s '[.[] | select(.role == "worker") | .init[0].argv] | all(
+              (index("RAY_AUTH_TOKEN=t0ken") != null) and (index("RAY_AUTH_MODE=token") != null)
+              and (map(select(startswith("FQ_RAY_IP="))) | length == 1)
+              and (.[-1] | test("^until ray health-check --address [a-z0-9-]+-head-svc[.]default[.]svc[.]cluster[.]local:6379 ")))' <<<"$pods"
+}
+
 # shellcheck disable=SC2030  # bats' run sets output here, refused() reads another run's
 @test "71: the test tier's KubeRay rebuild catches the unquoted rayStartParams resources Ray refuses, and takes the shell-quoted one" {
   render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
