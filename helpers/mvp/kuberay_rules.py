@@ -35,8 +35,9 @@ FT_ANNOTATION = "ray.io/ft-enabled"  # utils/constant.go:59
 AUTOSCALER_V2_ENV = "RAY_enable_autoscaler_v2"  # utils/constant.go:191
 
 # Every rule: name -> (what it reads, the function, its v1.7.0 source).
-# "group": (group name, group, cluster spec); "cluster": (cluster spec,
-# metadata); "cluster_status" and "job": the whole RayCluster or RayJob.
+# "cluster_meta", "job_meta": the name; "group": (group name, group, cluster
+# spec); "cluster": (cluster spec, metadata); "cluster_status", "job",
+# "job_status": the whole RayCluster or RayJob.
 RULES = {}
 
 
