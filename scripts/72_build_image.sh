@@ -5,12 +5,18 @@
 # files only (git ls-files; no .venv, .mvp or .git), staged in a temporary
 # directory that is removed afterwards.
 #
-# Usage: scripts/72_build_image.sh --from BASE_IMAGE --tag IMAGE [--engine docker|podman] [--dry-run]
+# The image is labelled io.mvp.runbook-dir (MVP_K8S_RUNBOOK_DIR) and
+# io.mvp.version (the file VERSION).
+#
+# Usage: scripts/72_build_image.sh [--from BASE_IMAGE] [--tag IMAGE] [--engine docker|podman] [--dry-run]
 #   --from    the verl image to build on (Ray, PyYAML, pyarrow and verl's
-#             dependencies in it), e.g. verlai/verl:vllm017.latest
-#   --tag     the image to make, e.g. registry.example.com/team/verl-mvp:2026-11-25
+#             dependencies in it); default MVP_K8S_BASE_IMAGE (empty: MVP_IMAGE,
+#             verlai/verl:vllm017.latest)
+#   --tag     the image to make; default MVP_K8S_IMAGE, which is
+#             MVP_K8S_IMAGE_REPO:<VERSION> (verl-mvp:1.1.0) unless set: the image
+#             71 renders, so build, push and render agree without naming it
 #   --engine  the container CLI (default: docker when its engine answers, else podman)
-# Then: push IMAGE and set MVP_K8S_IMAGE=IMAGE before 71.
+# Then: push IMAGE (docker push IMAGE) and render with 71 (same settings).
 # Safe to re-run: it builds IMAGE again from the same inputs (the engine's
 # cache reuses its layers); nothing else is touched.
 set -Eeuo pipefail
@@ -34,8 +40,9 @@ stage() {
 
 main() {
   mvp::config::init "$@"
-  local base=${MVP_FLAG[--from]:-} tag=${MVP_FLAG[--tag]:-} engine=${MVP_FLAG[--engine]:-}
-  [[ -n $base && -n $tag ]] || mvp::log::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make)"
+  local base=${MVP_FLAG[--from]:-$MVP_K8S_BASE_IMAGE} tag=${MVP_FLAG[--tag]:-$MVP_K8S_IMAGE} engine=${MVP_FLAG[--engine]:-}
+  [[ -n $base && -n $tag ]] || mvp::log::die "give --from BASE_IMAGE (your verl image) and --tag IMAGE (the one to make), or set MVP_K8S_BASE_IMAGE and MVP_K8S_IMAGE_REPO"
+  [[ $base != "$tag" ]] || mvp::log::die "--tag '$tag' is the base image itself; name the image to make (default: MVP_K8S_IMAGE_REPO:<VERSION>)"
   if [[ -z $engine ]]; then
     engine=podman
     command -v docker >/dev/null && docker version >/dev/null 2>&1 && engine=docker
@@ -44,7 +51,7 @@ main() {
   command -v "$engine" >/dev/null || mvp::log::die "$engine is not installed; install it or pass --engine"
   [[ $MVP_K8S_RUNBOOK_DIR == /* ]] || mvp::log::die "MVP_K8S_RUNBOOK_DIR='$MVP_K8S_RUNBOOK_DIR' must be an absolute path in the image"
   local -a build=("$engine" build -f "$MVP_REPO/templates/image/Containerfile" --build-arg "BASE_IMAGE=$base"
-    --build-arg "RUNBOOK_DIR=$MVP_K8S_RUNBOOK_DIR" -t "$tag")
+    --build-arg "RUNBOOK_DIR=$MVP_K8S_RUNBOOK_DIR" --build-arg "RUNBOOK_VERSION=$MVP_RUNBOOK_VERSION" -t "$tag")
   if [[ $MVP_DRY_RUN == 1 ]]; then
     echo "would stage the repo's tracked files and run: ${build[*]} <context>"
     return 0

@@ -2,8 +2,9 @@
 
 - RayCluster: a head that is control plane only (rayStartParams num-cpus "0",
   num-gpus "0"), one GPU worker group carrying the worker_node resource (the
-  group's `resources` field, which KubeRay passes to `ray start` quoted), the
-  shared volume (a ReadWriteMany claim) at /private on every pod, token auth
+  group's `resources` map, which KubeRay passes to `ray start` quoted; its
+  GPUs the container's nvidia.com/gpu limit, from which KubeRay derives
+  --num-gpus: _worker_ray_resources), the shared volume (a ReadWriteMany claim) at /private on every pod, token auth
   when asked for.
 - RayJob (one JobSpec): its own cluster of that shape, deleted after the job
   (shutdownAfterJobFinishes + ttlSecondsAfterFinished), failed when it cannot
@@ -21,9 +22,10 @@
   job at the same time, where a night runs its jobs one after another on one.
 
 Paths are rewritten from this host's view (SHARED_ROOT, the repo) to the pods'
-(/private, MVP_K8S_RUNBOOK_DIR). What the operator's release
-(MVP_KUBERAY_VERSION) cannot honour is refused in one line, e.g. token auth
-below v1.5.1."""
+(/private, MVP_K8S_RUNBOOK_DIR). What the operator would refuse is refused
+here in one line, nothing written: a field newer than MVP_KUBERAY_VERSION,
+any release but the one whose rules are ported (kuberay_rules.py), and what
+those rules refuse; so is an image known to lack the runbook."""
 import json
 import re
 import sys
@@ -31,18 +33,24 @@ from pathlib import Path
 
 import yaml
 
-from . import jobspec, log, plan as plan_mod, redact
+from . import jobspec, kuberay_rules, log, plan as plan_mod, redact
 from .errors import MvpError
 from .layout import Layout
 
 POD_SHARED_ROOT = "/private"
 REPO = Path(__file__).resolve().parents[2]
-MAX_RAYJOB_NAME = 47  # KubeRay's limit on a RayJob's name
-# What the rendered resources use that not every KubeRay release has, and the
-# first release with it (ray-project/kuberay, ray-operator/apis/ray/v1/*_types.go
-# at each tag). What MVP_KUBERAY_VERSION cannot honour is refused.
-GROUP_RESOURCES = (1, 5, 0)  # a group's `resources` field (worker_node)
-AUTH_OPTIONS = (1, 5, 1)  # authOptions mode token
+# What the rendered resources use that not every KubeRay release has: the
+# field, the first release whose CRD has it (ray-operator/config/crd/bases/
+# ray.io_rayclusters.yaml and ray.io_rayjobs.yaml at each tag v1.0.0..v1.7.0),
+# whether a cluster spec has it, and what else the user can do.
+FIELDS_SINCE = (
+    ("the worker group's resources map (worker_node)", (1, 5, 0),
+     lambda spec: any("resources" in g for g in [spec["headGroupSpec"], *spec.get("workerGroupSpecs", [])]), ""),
+    ("authOptions (MVP_K8S_AUTH=1, token auth)", (1, 5, 1), lambda spec: "authOptions" in spec,
+     " (or set MVP_K8S_AUTH=0)"),
+)
+# verl's own images, which hold no runbook (the pods run it from MVP_K8S_RUNBOOK_DIR).
+UPSTREAM_IMAGES = ("verlai/verl", "docker.io/verlai/verl", "index.docker.io/verlai/verl")
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
                       "MVP_LOST_AFTER_S", "MVP_LOG_SYNC_SECONDS", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
@@ -59,7 +67,7 @@ class K8s:
             return env[name]
         self.env = env
         self.namespace = need("MVP_K8S_NAMESPACE")
-        self.image = need("MVP_K8S_IMAGE")  # empty: MVP_IMAGE, resolved by config.sh from the contract
+        self.image = need("MVP_K8S_IMAGE")  # empty: the image 72 builds, resolved by config.sh from the contract
         self.ray_version = need("MVP_K8S_RAY_VERSION")
         self.kuberay = _version(need("MVP_KUBERAY_VERSION"))
         self.pvc = need("MVP_K8S_PVC")
@@ -97,13 +105,47 @@ def _version(text: str) -> tuple:
     return tuple(int(n) for n in m.groups())
 
 
-def _needs(k: K8s, release: tuple, what: str, otherwise: str = "") -> None:
-    """Refuses `what` when the stated KubeRay release is older than `release`."""
-    if k.kuberay < release:
-        need, have = ".".join(map(str, release)), ".".join(map(str, k.kuberay))
-        raise MvpError(f"{what} needs KubeRay v{need} and MVP_KUBERAY_VERSION is {have}; upgrade the operator to "
-                       f"v{need} or later and set MVP_KUBERAY_VERSION to its version"
-                       + (f", {otherwise}" if otherwise else ""))
+def _dotted(version: tuple) -> str:
+    return ".".join(map(str, version))
+
+
+def _cluster_specs(docs: list):
+    for d in docs:
+        if d["kind"] == "RayCluster":
+            yield d["spec"]
+        elif d["kind"] == "RayJob":
+            yield d["spec"]["rayClusterSpec"]
+
+
+def check_operator(k: K8s, docs: list) -> None:
+    """What the stated operator cannot take is refused, one line: a rendered
+    field newer than it, then any release but the one whose rules are ported
+    (kuberay_rules.VERSION), then what those rules refuse."""
+    have, rules = _dotted(k.kuberay), _dotted(kuberay_rules.VERSION)
+    for field, since, used, otherwise in FIELDS_SINCE:
+        if k.kuberay < since and any(used(spec) for spec in _cluster_specs(docs)):
+            raise MvpError(f"{field}, which 71 renders, needs KubeRay v{_dotted(since)} (its CRD has it since) and "
+                           f"MVP_KUBERAY_VERSION is {have}; upgrade the operator to v{rules} and set "
+                           f"MVP_KUBERAY_VERSION={rules}{otherwise}")
+    if k.kuberay != kuberay_rules.VERSION:
+        raise MvpError(f"MVP_KUBERAY_VERSION is {have}, and 71 checks what it renders against KubeRay v{rules}'s own "
+                       f"rules only (helpers/mvp/kuberay_rules.py, commit {kuberay_rules.COMMIT[:12]}); run the "
+                       f"v{rules} operator and set MVP_KUBERAY_VERSION={rules}")
+    for d in docs:
+        try:
+            kuberay_rules.check(d)
+        except kuberay_rules.Refused as e:
+            raise MvpError(f"KubeRay v{rules} would refuse {d['kind']}/{d['metadata']['name']}: {e}") from None
+
+
+def check_image(k: K8s) -> None:
+    """The pods' image must carry the runbook. Without pulling it, what can be
+    known is its name: verl's own images do not (the image 72 builds does)."""
+    name = re.sub(r"@.*$|:[^/:]*$", "", k.image)
+    if name in UPSTREAM_IMAGES:
+        raise MvpError(f"MVP_K8S_IMAGE={k.image} is verl's own image, which lacks this runbook (every pod runs it from "
+                       f"{k.runbook_dir}); build the runbook's image with scripts/72_build_image.sh, push it, and "
+                       "leave MVP_K8S_IMAGE empty (it is then the image 72 builds: MVP_K8S_IMAGE_REPO:<VERSION>)")
 
 
 def _pod_path(k: K8s, text: str) -> str:
@@ -132,10 +174,22 @@ def _resources(cpus: str, memory: str, gpus: int = 0) -> dict:
     return {"requests": dict(res), "limits": dict(res)}
 
 
+def _worker_ray_resources(k: K8s) -> dict:
+    """The worker group's Ray resources: its group-level `resources` map and
+    no rayStartParams resource (KubeRay v1.7.0 refuses a group with both:
+    utils/validation.go:59-69). The map, because KubeRay quotes the --resources
+    it makes from it (common/pod.go:1677-1684) and pastes a rayStartParam
+    unquoted into the pod's bash line (pod.go:1518-1544). worker_node is what
+    job drivers ask for (entrypointResources), so they run here. The GPUs are
+    the container's nvidia.com/gpu limit, which Kubernetes allocates and from
+    which KubeRay derives --num-gpus itself (pod.go:1414-1417, 1453-1456):
+    one number, not two that could disagree. No GPUs: Ray's GPU 0 here
+    (pod.go:1670-1671), else Ray would count whatever GPUs the node's
+    container runtime shows a pod without a limit."""
+    return {"worker_node": "100"} if k.gpus else {"worker_node": "100", "GPU": "0"}
+
+
 def cluster_spec(k: K8s) -> dict:
-    _needs(k, GROUP_RESOURCES, "the worker group's resources field (worker_node)")
-    if k.auth:
-        _needs(k, AUTH_OPTIONS, "MVP_K8S_AUTH=1 (authOptions mode token)", "or set MVP_K8S_AUTH=0")
     volumes, mounts = _volume(k)
 
     def pod(name: str, resources: dict, shm: str = "") -> dict:
@@ -152,12 +206,7 @@ def cluster_spec(k: K8s) -> dict:
                           "template": pod("ray-head", _resources(k.head_cpus, k.head_memory))},
         "workerGroupSpecs": [{
             "groupName": "gpu-workers", "replicas": k.workers, "minReplicas": k.workers, "maxReplicas": k.workers,
-            # What job drivers ask for (entrypointResources), so they run here.
-            # The group's own `resources` field, not rayStartParams: KubeRay
-            # pastes a rayStartParam unquoted into the pod's bash command, and
-            # quotes only the --resources it makes from this field itself.
-            "resources": {"worker_node": "100"},
-            "rayStartParams": {"num-gpus": str(k.gpus)},
+            "resources": _worker_ray_resources(k),
             "template": pod("ray-worker", _resources(k.worker_cpus, k.worker_memory, k.gpus), k.shm_size),
         }],
     }
@@ -259,8 +308,9 @@ def _plan(settings, spec_name: str, spec_text: str, cfg_text: str, overrides: tu
 
 
 def _name(submission_id: str) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", submission_id.lower()).strip("-")[:MAX_RAYJOB_NAME].rstrip("-")
-    return name if name[:1].isalpha() else f"j{name}"[:MAX_RAYJOB_NAME]
+    most = kuberay_rules.MAX_RAYJOB_NAME
+    name = re.sub(r"[^a-z0-9-]", "-", submission_id.lower()).strip("-")[:most].rstrip("-")
+    return name if name[:1].isalpha() else f"j{name}"[:most]
 
 
 def _refuse_retries(spec_name: str, spec_text: str) -> None:
@@ -355,6 +405,7 @@ def nightly_cronjob(k: K8s) -> dict:
 def main(args, settings) -> int:
     import os
     k = K8s(dict(os.environ))
+    check_image(k)
     cfg_text = args.ray_config_text
     # Every file starts with the shared volume's claim: `kubectl apply -f`
     # creates in file order, so no pod waits for a claim that is not there
@@ -368,6 +419,8 @@ def main(args, settings) -> int:
         # The cluster the nightly runs on, then its CronJob (which reads the
         # cluster's Secret, made by the operator).
         docs = [pvc(k), raycluster(k), nightly_cronjob(k)]
+    # A render the operator would refuse is a failed render: nothing written.
+    check_operator(k, docs)
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))
     log.info(f"rendered {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
     return 0

@@ -140,6 +140,11 @@ mvp::config::derive() {
   [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::log::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
   MVP_VENV=$MVP_REPO/.venv
+  # The runbook's version: the default tag of its image (72, 71).
+  MVP_RUNBOOK_VERSION=""
+  [[ -r $MVP_REPO/VERSION ]] && { read -r MVP_RUNBOOK_VERSION <"$MVP_REPO/VERSION" || true; }
+  [[ $MVP_RUNBOOK_VERSION =~ ^[0-9A-Za-z][0-9A-Za-z._-]*$ ]] ||
+    mvp::log::die "$MVP_REPO/VERSION must hold the runbook's version (e.g. 1.1.0) on its first line"
   mvp::config::derive_defaults
   # Node names; a runtime whose nodes have names of their own (slurm) renames them.
   MVP_HEAD_NODE=mvp11-ray-head

@@ -77,8 +77,7 @@ alive_nodes() {
 @test "kuberay: the rendered RayJob's head and worker pods run KubeRay's own command lines; Ray has a 0-CPU 0-GPU head and two workers with 4 GPUs and worker_node 100 at their pod IPs" {
   local pod
   while read -r pod; do
-    pod_argv "$pod"
-    podman run -d "${ARGV[@]}" >/dev/null
+    pod_start "$pod"
   done < <(pods head; pods worker)
   local i n=0
   for ((i = 0; i < 120; i++)); do

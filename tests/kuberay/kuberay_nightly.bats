@@ -28,8 +28,7 @@ setup_file() {
   # The one RayCluster both nights run on.
   local pod
   while read -r pod; do
-    pod_argv "$pod"
-    podman run -d "${ARGV[@]}" >/dev/null
+    pod_start "$pod"
   done < <(jq -c 'select(.role == "head" or .role == "worker")' "$BATS_FILE_TMPDIR/good.jsonl")
 }
 

@@ -14,9 +14,14 @@ ray-operator/controllers/ray/common/pod.go, read and re-stated here (not copied)
   block "true", dashboard-agent-listen-port 52365 unless given.
 - generateRayStartCommand and addWellKnownAcceleratorResources
   (pod.go:1390-1479): num-cpus from the container's cpu limit (else request),
-  memory from its memory limit, num-gpus from the first GPU limit (sorted keys),
-  as Kubernetes quantities' Value() (rounded up); "ray start --head %s" or
-  "ray start %s".
+  memory from its memory limit, num-gpus from the first GPU limit (sorted keys;
+  utils/resources.go:8-17 IsGPUResourceKey: a name ending in "gpu", like
+  nvidia.com/gpu, or an NVIDIA MIG slice) unless rayStartParams (or the
+  group's resources map) already gave it, all as Kubernetes quantities'
+  Value() (rounded up); getResourcesMap (pod.go:1494-1507) must read
+  rayStartParams' resources as JSON numbers first, else no GPU is added;
+  "ray start --head %s" or "ray start %s". This is the nvidia.com/gpu path a
+  GPU night takes: the worker group's limit becomes --num-gpus.
 - convertParamMap (pod.go:1518-1544): sorted keys; "true" gives " --key ",
   "false" nothing (but for log-color, include-dashboard, include-log-monitor);
   every other value is written VERBATIM as " --key=value ": no shell quoting.
@@ -26,6 +31,9 @@ ray-operator/controllers/ray/common/pod.go, read and re-stated here (not copied)
   some), command = ["/bin/bash", "-c", "--"]; a container whose command already
   holds "ray start", or a RayCluster annotated ray.io/overwrite-container-cmd,
   keeps its own.
+The order is the operator's: DefaultHeadPodTemplate / DefaultWorkerPodTemplate
+(pod.go:228-238, 663-683) update the params from the group's resources and
+labels and fill the missing ones, then BuildPod generates the command.
 Only what those functions do to the runbook's groups is mirrored: a group using
 autoscaling, GCS fault tolerance or custom accelerators (TPU, Neuron) is
 refused here rather than rebuilt wrongly; Kubernetes' own $(VAR) expansion of
@@ -132,16 +140,26 @@ def ray_start(params: dict, head: bool, container: dict) -> str:
     if limits:
         if any(k in limits for k in CUSTOM_ACCELERATORS):
             raise ValueError("a custom accelerator limit (TPU, Neuron): not mirrored here")
-        try:
-            if "resources" in params:
-                json.loads(params["resources"].strip("'\"` "))
-        except ValueError:
-            pass  # KubeRay's getResourcesMap fails and num-gpus is left as it is
-        else:
+        if resources_map(params) is not None:
             for key in sorted(limits):
                 if "num-gpus" not in params and is_gpu(key) and quantity(limits[key]) != 0:
                     params["num-gpus"] = value(limits[key])
     return ("ray start --head %s" if head else "ray start %s") % convert_params(params)
+
+
+def resources_map(params: dict):
+    """getResourcesMap (pod.go:1494-1507): rayStartParams' resources, its
+    quotes and spaces trimmed, as JSON of numbers; None where Go's
+    json.Unmarshal into map[string]float64 fails, and then
+    addWellKnownAcceleratorResources stops before any GPU (pod.go:1437-1440)."""
+    if "resources" not in params:
+        return {}
+    try:
+        found = json.loads(params["resources"].strip("'\"` "))
+    except ValueError:
+        return None
+    ok = isinstance(found, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found.values())
+    return found if ok else None
 
 
 def convert_params(params: dict) -> str:

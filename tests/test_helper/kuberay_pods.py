@@ -6,12 +6,7 @@ What KubeRay adds to the rendered pod templates is mirrored from
 ray-project/kuberay v1.7.0 (commit 59d663aeec13760646da3db9c1cf8cfe883e30b7),
 read and re-stated here (not copied):
 - the Ray container's command: kuberay_pod_command.py (common/pod.go BuildPod);
-- its environment, common/pod.go setContainerEnvVars (:1207-1330): a worker
-  gets FQ_RAY_IP (the head service's FQDN) and RAY_IP; every pod
-  RAY_CLUSTER_NAME, RAY_CLUSTER_NAMESPACE, RAY_CLOUD_INSTANCE_ID (the pod's
-  name), RAY_NODE_TYPE_NAME (the group), KUBERAY_GEN_RAY_START_CMD, RAY_PORT,
-  RAY_ADDRESS (head 127.0.0.1:port, worker FQDN:port),
-  RAY_USAGE_STATS_KUBERAY_IN_USE=1, RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE=1;
+- its environment, common/pod.go setContainerEnvVars (:1207-1324): kuberay_env below;
 - token auth, common/pod.go SetContainerTokenAuthEnvVars (:386-425):
   RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the Secret KubeRay makes (here:
   a token the test makes), in every Ray container and the submitter;
@@ -25,12 +20,25 @@ read and re-stated here (not copied):
   after the cluster, key auth_token (SetContainerTokenAuthEnvVars).
 A CronJob's pod is its job template's pod as is (Kubernetes adds nothing the
 runbook reads).
-Kubernetes' part: a container's limits become the container's cgroup limits
-(podman --cpus/--memory); a PersistentVolumeClaim is the test's shared
-directory; an emptyDir of medium Memory at /dev/shm is podman's --shm-size.
+- BuildPod's /dev/shm (pod.go:855-861): shared_memory below;
+- a worker's init container wait-gcs-ready (pod.go:602-658): wait_gcs_ready
+  below; the tier runs it to its end before the pod's Ray container.
+Not mirrored (nothing of the runbook reads them, and podman has no
+equivalent that matters here): the liveness and readiness probes
+(initLivenessAndReadinessProbe, pod.go:920-929), the metrics container port
+(:288-296, :688-696), the pods' labels and annotations, the RayJob's
+submitter Job object around its pod, Services (the head's name is a network
+alias of the head pod).
+Kubernetes' part: a container's memory limit becomes its cgroup limit
+(podman --memory; the CPU limit is Ray's num-cpus only); an nvidia.com/gpu
+limit allocates no device here (no GPU on these machines): Ray counts the
+--num-gpus KubeRay derived from it, as it would on a GPU node; a
+PersistentVolumeClaim is the test's shared directory; an emptyDir of medium
+Memory at /dev/shm is podman's --shm-size.
 
 Usage: kuberay_pods.py MANIFEST.yaml --shared DIR --token-file F --network NAME --subnet-prefix 10.89.K
-Prints one JSON line per pod: {"name", "role": head|worker|submitter|cronjob, "ip", "argv": [podman run args after `run`]}.
+Prints one JSON line per pod: {"name", "role": head|worker|submitter|cronjob, "ip", "argv": [podman run args after `run`],
+"init": [{"name", "argv"}, ...] (its init containers, to run to their end first)}.
 Every pod runs the image the manifest names (the runbook's image, built by
 scripts/72_build_image.sh); a container's command and args follow the image
 name, as Kubernetes runs them on an image without an ENTRYPOINT."""
@@ -72,6 +80,63 @@ def mounts(template_spec: dict, container: dict, shared: str) -> list:
     return out
 
 
+def shared_memory(group: dict, container: dict) -> list:
+    """BuildPod (pod.go:855-861): unless rayStartParams sets plasma-directory
+    or the container already mounts something at /dev/shm (addEmptyDir,
+    pod.go:1548-1569), KubeRay adds an emptyDir of medium Memory there whose
+    sizeLimit is the container's memory limit, else its request
+    (makeEmptyDirVolume and findMemoryReqOrLimit, pod.go:1574-1592, 1615-1627):
+    podman's --shm-size."""
+    if "plasma-directory" in (group.get("rayStartParams") or {}):
+        return []
+    if any(m.get("mountPath") == "/dev/shm" for m in container.get("volumeMounts") or []):
+        return []
+    res = container.get("resources") or {}
+    size = (res.get("limits") or {}).get("memory") or (res.get("requests") or {}).get("memory")
+    if size is None:
+        raise SystemExit("a Ray container without a memory limit or request: its /dev/shm is not mirrored here")
+    return ["--shm-size", value(size)]
+
+
+def kuberay_env(role: str, cluster: str, ns: str, pod: str, group_name: str, start_cmd: str, head_port: str,
+                svc: str, crd: str) -> list:
+    """setContainerEnvVars (pod.go:1207-1324), in its order, after the
+    container's own env: a worker's FQ_RAY_IP and RAY_IP; every Ray pod's
+    RAY_CLUSTER_NAME, RAY_CLUSTER_NAMESPACE, RAY_CLOUD_INSTANCE_ID,
+    RAY_NODE_TYPE_NAME (field references Kubernetes resolves: here their
+    values), KUBERAY_GEN_RAY_START_CMD, RAY_PORT, RAY_ADDRESS,
+    RAY_USAGE_STATS_KUBERAY_IN_USE; the head's RAY_USAGE_STATS_EXTRA_TAGS
+    (utils/constant.go:365 KUBERAY_VERSION v1.7.0); RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE."""
+    env = [{"name": "FQ_RAY_IP", "value": svc}, {"name": "RAY_IP", "value": f"{cluster}-head-svc"}] if role == "worker" else []
+    env += [{"name": "RAY_CLUSTER_NAME", "value": cluster}, {"name": "RAY_CLUSTER_NAMESPACE", "value": ns},
+            {"name": "RAY_CLOUD_INSTANCE_ID", "value": pod}, {"name": "RAY_NODE_TYPE_NAME", "value": group_name},
+            {"name": "KUBERAY_GEN_RAY_START_CMD", "value": start_cmd}, {"name": "RAY_PORT", "value": head_port},
+            {"name": "RAY_ADDRESS", "value": f"{'127.0.0.1' if role == 'head' else svc}:{head_port}"},
+            {"name": "RAY_USAGE_STATS_KUBERAY_IN_USE", "value": "1"}]
+    if role == "head":
+        env.append({"name": "RAY_USAGE_STATS_EXTRA_TAGS", "value": f"kuberay_version=v1.7.0;kuberay_crd={crd}"})
+    return env + [{"name": "RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", "value": "1"}]
+
+
+def wait_gcs_ready(pod: str, ip: str, network: str, container: dict, svc: str, head_port: str, env: list,
+                   mounts_args: list) -> dict:
+    """A worker's init container (DefaultWorkerPodTemplate, pod.go:602-658;
+    ENABLE_INIT_CONTAINER_INJECTION is on unless set false, :580-585): the Ray
+    container's image, own env and mounts, FQ_RAY_IP and RAY_IP
+    (setInitContainerEnvVars, :1193-1205, from BuildPod :915-917), the token
+    (configureTokenAuth, :354-361), 200m CPU and 256Mi; it runs `ray
+    health-check` against the head's GCS every 5 s until it answers, so the
+    Ray container starts only then. Here it runs in the pod's address (its
+    network namespace on Kubernetes) before the pod's own container (its
+    CPU limit, like every container's here, is not applied)."""
+    name = f"{pod}-wait-gcs-ready"
+    check = (f"until ray health-check --address {svc}:{head_port} >/dev/null 2>&1; do "
+             f"echo \"$SECONDS s: waiting for the GCS at {svc}:{head_port}\"; sleep 5; done; echo 'GCS is ready.'")
+    argv = ["--name", name, "--ip", ip, "--network", network, *env_args(env, {}), *mounts_args,
+            "--memory", value("256Mi"), container["image"], "/bin/bash", "-c", "--", check]
+    return {"name": name, "argv": argv}
+
+
 def limits(container: dict) -> list:
     lim = (container.get("resources") or {}).get("limits") or {}
     out = []
@@ -80,8 +145,10 @@ def limits(container: dict) -> list:
     return out
 
 
-def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, network: str, prefix: str, ip: int) -> list:
-    """The head and worker pods of a RayCluster spec (a RayCluster's own, or a RayJob's rayClusterSpec)."""
+def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, network: str, prefix: str, ip: int,
+             crd: str = "RayCluster") -> list:
+    """The head and worker pods of a RayCluster spec (a RayCluster's own, or a
+    RayJob's rayClusterSpec, crd RayJob)."""
     svc = f"{cluster}-head-svc.{ns}.svc.cluster.local"
     head_port = str((cspec["headGroupSpec"].get("rayStartParams") or {}).get("port", "6379"))
     auth = (cspec.get("authOptions") or {}).get("mode") == "token"
@@ -94,26 +161,24 @@ def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, networ
             command, args = pod_command(group, role == "head", f"{svc}:{head_port}", False)
             tspec = group["template"]["spec"]
             container = tspec["containers"][0]
-            kuberay_env = [{"name": "RAY_CLUSTER_NAME", "value": cluster}, {"name": "RAY_CLUSTER_NAMESPACE", "value": ns},
-                           {"name": "RAY_CLOUD_INSTANCE_ID", "value": pod}, {"name": "RAY_NODE_TYPE_NAME", "value": group_name},
-                           {"name": "KUBERAY_GEN_RAY_START_CMD", "value": args[-1].split("; ", 1)[-1]},
-                           {"name": "RAY_PORT", "value": head_port},
-                           {"name": "RAY_ADDRESS", "value": f"{'127.0.0.1' if role == 'head' else svc}:{head_port}"},
-                           {"name": "RAY_USAGE_STATS_KUBERAY_IN_USE", "value": "1"},
-                           {"name": "RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", "value": "1"}]
-            if role == "worker":
-                kuberay_env[:0] = [{"name": "FQ_RAY_IP", "value": svc}, {"name": "RAY_IP", "value": f"{cluster}-head-svc"}]
-            if auth:
-                kuberay_env += [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": token}]
+            env = kuberay_env(role, cluster, ns, pod, group_name, args[-1].split("; ", 1)[-1], head_port, svc, crd)
+            # configureTokenAuth (pod.go:298-300, 702-704, 345-361).
+            tokens = [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": token}] if auth else []
+            env += tokens
             argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
-                    *env_args((container.get("env") or []) + kuberay_env, {}), *mounts(tspec, container, shared),
-                    *limits(container)]
+                    *env_args((container.get("env") or []) + env, {}), *mounts(tspec, container, shared),
+                    *shared_memory(group, container), *limits(container)]
+            init = []
+            if role == "worker":
+                init_env = (container.get("env") or []) + env[:2] + tokens  # env[:2]: FQ_RAY_IP, RAY_IP
+                init.append(wait_gcs_ready(pod, f"{prefix}.{ip}", network, container, svc, head_port, init_env,
+                                           mounts(tspec, container, shared)))
             if role == "head":
                 # The Service's names: its FQDN, and its short name that a pod
                 # of the same namespace resolves through its DNS search path.
                 argv += ["--network-alias", svc, "--network-alias", f"{cluster}-head-svc"]
             argv += [container["image"], *command, *args]
-            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv})
+            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv, "init": init})
             ip += 1
     return out
 
@@ -125,7 +190,7 @@ def rayjob_pods(doc: dict, shared: str, token: str, network: str, prefix: str, i
     svc = f"{cluster}-head-svc.{ns}.svc.cluster.local"
     cspec = spec["rayClusterSpec"]
     auth = (cspec.get("authOptions") or {}).get("mode") == "token"
-    out = ray_pods(cspec, cluster, ns, shared, token, network, prefix, ip)
+    out = ray_pods(cspec, cluster, ns, shared, token, network, prefix, ip, "RayJob")
     ip += len(out)
     sub = spec["submitterPodTemplate"]["spec"]
     container = sub["containers"][0]

@@ -29,10 +29,24 @@ kuberay_tier_setup() {
 # tier's network, whatever state a failed test left them in.
 kuberay_tier_teardown() {
   local name
-  for name in $(jq -r .name "$1" 2>/dev/null); do
+  for name in $(jq -r '.name, (.init // [] | .[].name)' "$1" 2>/dev/null); do
     podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
   done
   podman network rm -f "$NET" >/dev/null 2>&1 || true
+}
+
+# pod_start JSON: starts a pod as the kubelet does: each of its init
+# containers run to a successful end (bounded: 180 s each), then its
+# container, detached.
+pod_start() {
+  local init
+  while IFS= read -r init; do
+    mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$init")
+    timeout 180 podman run --rm "${ARGV[@]}" >/dev/null ||
+      { echo "init container $(jq -r .name <<<"$init") did not end well" >&2; return 1; }
+  done < <(jq -c '.init // [] | .[]' <<<"$1")
+  pod_argv "$1"
+  podman run -d "${ARGV[@]}" >/dev/null
 }
 
 # pod_argv JSON: ARGV, the pod's `podman run` arguments (after the options).

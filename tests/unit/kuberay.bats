@@ -78,10 +78,17 @@ STUB
   local c
   c=$(doc "$BATS_TEST_TMPDIR/c.yaml" RayCluster)
   jq -e '.spec.headGroupSpec.rayStartParams == {"num-cpus": "0", "num-gpus": "0"}' <<<"$c"
-  # worker_node in the group's resources field, which KubeRay quotes for bash
-  # itself; never in rayStartParams, which it pastes into bash unquoted.
+  # worker_node in the group's resources map, which KubeRay quotes for bash
+  # itself; never in rayStartParams, which it pastes into bash unquoted, and
+  # no rayStartParams resource beside the map (v1.7.0 refuses both). The GPUs
+  # are the container's nvidia.com/gpu limit, KubeRay's source of --num-gpus.
   jq -e '.spec.workerGroupSpecs[0] | .replicas == 2 and .resources == {"worker_node": "100"}
-         and .rayStartParams == {"num-gpus": "4"} and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
+         and (has("rayStartParams") | not) and .template.spec.containers[0].resources.limits["nvidia.com/gpu"] == 4' <<<"$c"
+  # No GPUs: no limit, and Ray's GPU 0 in the map (Ray never counts a GPU the node shows the pod).
+  MVP_GPUS_PER_WORKER=0 render cluster --out "$BATS_TEST_TMPDIR/cpu.yaml"
+  jq -e '.spec.workerGroupSpecs[0] | .resources == {"worker_node": "100", "GPU": "0"}
+         and (.template.spec.containers[0].resources.limits | has("nvidia.com/gpu") | not)' \
+    <<<"$(doc "$BATS_TEST_TMPDIR/cpu.yaml" RayCluster)"
   jq -e '[.spec.headGroupSpec.template, .spec.workerGroupSpecs[0].template]
          | all(.spec.containers[0].volumeMounts[0] == {"name": "shared", "mountPath": "/private"}
                and .spec.volumes[0].persistentVolumeClaim.claimName == "mvp-shared")' <<<"$c"
@@ -274,6 +281,26 @@ STUB
               and .params.num_cpus == 0 and .params.num_gpus == 0 and .params.head and .params.block)' <<<"$all"
 }
 
+@test "71 job: its pods as KubeRay v1.7.0 builds them (the podman tier's): head /dev/shm sized to its memory limit, workers' --num-gpus from their nvidia.com/gpu limit, a wait-gcs-ready init container with the token before each worker" {
+  render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
+  echo t0ken >"$BATS_TEST_TMPDIR/token"
+  run env PYTHONPATH="$MVP_REPO/tests/test_helper" "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
+    "$BATS_TEST_TMPDIR/j.yaml" --shared /srv/s --token-file "$BATS_TEST_TMPDIR/token" --network n --subnet-prefix 10.9.1
+  assert_success
+  local pods=$output
+  # BuildPod's /dev/shm: the head's memory limit (8Gi); the workers mount their own (16Gi).
+  jq -e -s '[.[] | select(.role != "submitter") | .argv as $a | [.role, $a[($a | index("--shm-size")) + 1]]]
+            == [["head", "8589934592"], ["worker", "17179869184"], ["worker", "17179869184"]]' <<<"$pods"
+  jq -e -s '.[0] | .role == "head" and .init == [] and (.argv | index("RAY_USAGE_STATS_EXTRA_TAGS=kuberay_version=v1.7.0;kuberay_crd=RayJob")) != null' <<<"$pods"
+  # The nvidia.com/gpu path: no num-gpus in the group, 4 from the limit.
+  jq -e -s '[.[] | select(.role == "worker") | .argv[-1] | test(" --num-gpus=4 ") and test(" --num-cpus=16 ")] == [true, true]' <<<"$pods"
+  jq -e -s '[.[] | select(.role == "worker") | .init[0] | .name | endswith("-wait-gcs-ready")] == [true, true]' <<<"$pods"
+  jq -e -s '[.[] | select(.role == "worker") | .init[0].argv] | all(
+              (index("RAY_AUTH_TOKEN=t0ken") != null) and (index("RAY_AUTH_MODE=token") != null)
+              and (map(select(startswith("FQ_RAY_IP="))) | length == 1)
+              and (.[-1] | test("^until ray health-check --address [a-z0-9-]+-head-svc[.]default[.]svc[.]cluster[.]local:6379 ")))' <<<"$pods"
+}
+
 # shellcheck disable=SC2030  # bats' run sets output here, refused() reads another run's
 @test "71: the test tier's KubeRay rebuild catches the unquoted rayStartParams resources Ray refuses, and takes the shell-quoted one" {
   render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
@@ -284,7 +311,7 @@ STUB
 docs = list(yaml.safe_load_all(open(sys.argv[1])))
 group = [d for d in docs if d["kind"] == "RayCluster"][0]["spec"]["workerGroupSpecs"][0]
 del group["resources"]
-group["rayStartParams"]["resources"] = sys.argv[2]
+group.setdefault("rayStartParams", {})["resources"] = sys.argv[2]
 yaml.safe_dump_all(docs, open(sys.argv[3], "w"), sort_keys=False)' "$BATS_TEST_TMPDIR/c.yaml" "${form#*|}" "$BATS_TEST_TMPDIR/${form%%|*}.yaml"
     run ray_starts "$BATS_TEST_TMPDIR/${form%%|*}.yaml"
     assert_success
@@ -317,8 +344,8 @@ refused() {
   assert_failure
 }
 
-@test "71 nightly: MVP_K8S_TIME_ZONE is the CronJob's own timeZone (Kubernetes', not KubeRay's), rendered for any KubeRay release the cluster can use" {
-  MVP_KUBERAY_VERSION=1.5.1 MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+@test "71 nightly: MVP_K8S_TIME_ZONE is the CronJob's own timeZone (Kubernetes', not KubeRay's: no RayCronJob)" {
+  MVP_K8S_TIME_ZONE=Europe/Berlin render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
   jq -e '.spec.timeZone == "Europe/Berlin"' <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)"
   render nightly --out "$BATS_TEST_TMPDIR/n0.yaml"
   jq -e '.spec | has("timeZone") | not' <<<"$(doc "$BATS_TEST_TMPDIR/n0.yaml" CronJob)"
@@ -326,20 +353,35 @@ refused() {
   assert_output 0
 }
 
-@test "71: what else the stated KubeRay version cannot honour is refused in one ERROR line, nothing written" {
-  local error up="upgrade the operator to"
-  refused MVP_KUBERAY_VERSION=1.4.2 -- cluster
-  assert_equal "$error" "ERROR: the worker group's resources field (worker_node) needs KubeRay v1.5.0 and MVP_KUBERAY_VERSION is 1.4.2; $up v1.5.0 or later and set MVP_KUBERAY_VERSION to its version"
-  refused MVP_KUBERAY_VERSION=1.5.0 -- job "$MVP_REPO/templates/jobspecs/sft.yaml"
-  assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
-  # The nightly's RayCluster is refused alike (token auth, the default).
-  refused MVP_KUBERAY_VERSION=1.5.0 -- nightly
-  assert_equal "$error" "ERROR: MVP_K8S_AUTH=1 (authOptions mode token) needs KubeRay v1.5.1 and MVP_KUBERAY_VERSION is 1.5.0; $up v1.5.1 or later and set MVP_KUBERAY_VERSION to its version, or set MVP_K8S_AUTH=0"
+@test "71: a KubeRay release that is not X.Y.Z is refused in one ERROR line, nothing written (the releases it takes: kuberay_rules.bats)" {
+  local error
   refused MVP_KUBERAY_VERSION=1.7 -- cluster
   assert_equal "$error" "ERROR: MVP_KUBERAY_VERSION='1.7' is not a KubeRay release; set it to your operator's, e.g. 1.7.0"
-  MVP_KUBERAY_VERSION=1.5.0 MVP_K8S_AUTH=0 render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
-  run validate "$BATS_TEST_TMPDIR/c.yaml"
+}
+
+@test "71: the pods' image is by default the one 72 builds (MVP_K8S_IMAGE_REPO:VERSION); verl's own image, which lacks the runbook, is refused in one ERROR line" {
+  local version
+  version=$(<"$MVP_REPO/VERSION")
+  render cluster --out "$BATS_TEST_TMPDIR/c.yaml"
+  jq -e --arg img "verl-mvp:$version" '[.spec.headGroupSpec, .spec.workerGroupSpecs[0]] | all(.template.spec.containers[0].image == $img)' \
+    <<<"$(doc "$BATS_TEST_TMPDIR/c.yaml" RayCluster)"
+  # 72 with no flags builds exactly that tag, on MVP_IMAGE, labelled with the version.
+  run --separate-stderr "$MVP_REPO/scripts/72_build_image.sh" --dry-run --engine podman
   assert_success
+  assert_output --partial "--build-arg BASE_IMAGE=verlai/verl:vllm017.latest"
+  assert_output --partial "--build-arg RUNBOOK_VERSION=$version -t verl-mvp:$version "
+  MVP_K8S_IMAGE_REPO=registry.example.com/team/verl-mvp render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  jq -e --arg img "registry.example.com/team/verl-mvp:$version" '.spec.jobTemplate.spec.template.spec.containers[0].image == $img' \
+    <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)"
+  MVP_K8S_IMAGE_REPO=registry.example.com/team/verl-mvp run --separate-stderr "$MVP_REPO/scripts/72_build_image.sh" --dry-run --engine podman
+  assert_output --partial " -t registry.example.com/team/verl-mvp:$version "
+  local error img
+  for img in verlai/verl:vllm017.latest docker.io/verlai/verl:app-verl0.9 verlai/verl@sha256:0123; do
+    refused "MVP_K8S_IMAGE=$img" -- cluster
+    assert_equal "$error" "ERROR: MVP_K8S_IMAGE=$img is verl's own image, which lacks this runbook (every pod runs it from /workspace/mvp); build the runbook's image with scripts/72_build_image.sh, push it, and leave MVP_K8S_IMAGE empty (it is then the image 72 builds: MVP_K8S_IMAGE_REPO:<VERSION>)"
+  done
+  # Another name cannot be looked into without pulling it: it is taken.
+  MVP_K8S_IMAGE=registry.example.com/team/verl-mvp:2026-11-25 render cluster --out "$BATS_TEST_TMPDIR/own.yaml"
 }
 
 @test "71: every file it writes starts with the shared volume's claim, so kubectl apply -f creates it before any pod that mounts it" {

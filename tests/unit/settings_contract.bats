@@ -123,9 +123,9 @@ for e in es:
 full = {e.helper: (e.name, settings.CONVERT[e.type.split()[0]]) for e in settings.read_contract() if e.helper}
 print(full == settings.fields(), len(full))'
   assert_output "True 38"
-  # 86 settings, each documented; none a secret by value on the helper's
+  # 88 settings, each documented; none a secret by value on the helper's
   # command line (its environment is argv of env(1)).
-  [[ $(grep -c '^setting ' <<<"$bash_view") == 86 ]]
+  [[ $(grep -c '^setting ' <<<"$bash_view") == 88 ]]
   run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.settings import read_contract
 bad = [e.name for e in read_contract() if not e.doc or (e.secret == "value" and (e.helper or e.kind == "setting"))
        or e.secret not in ("", "file", "value")]
@@ -160,9 +160,9 @@ print(" ".join(bad))'
   local show='source "$1/scripts/lib/common.sh"; shift; mvp::flags::parse "$@"; mvp::config::load
     echo "$SHARED_ROOT|$MVP_HEAD_IP|$MVP_RAY_AUTH|$MVP_WORKER_CPUS|$MVP_K8S_IMAGE|$MVP_SLURM_GPUS_PER_NODE"'
   run bash -c "$show" _ "$MVP_REPO" --runtime slurm
-  assert_output "$MVP_REPO/.mvp/shared|127.0.0.2|token||verlai/verl:vllm017.latest|4"
-  MVP_TRAINER_PROFILE=cpu MVP_IMAGE=my/img MVP_GPUS_PER_WORKER=2 run bash -c "$show" _ "$MVP_REPO" --runtime compose
-  assert_output "/private|172.28.0.2|off|16|my/img|2"
+  assert_output "$MVP_REPO/.mvp/shared|127.0.0.2|token||verl-mvp:$(<"$MVP_REPO/VERSION")|4"
+  MVP_TRAINER_PROFILE=cpu MVP_K8S_IMAGE_REPO=my/img MVP_GPUS_PER_WORKER=2 run bash -c "$show" _ "$MVP_REPO" --runtime compose
+  assert_output "/private|172.28.0.2|off|16|my/img:$(<"$MVP_REPO/VERSION")|2"
   MVP_WORKER_CPUS=4 MVP_RAY_AUTH=token MVP_K8S_IMAGE=k/img MVP_SLURM_GPUS_PER_NODE=0 MVP_TRAINER_PROFILE=cpu \
     run bash -c "$show" _ "$MVP_REPO" --runtime local --shared-root /srv/x
   assert_output "/srv/x|127.0.0.2|token|4|k/img|0"
