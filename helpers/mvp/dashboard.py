@@ -100,6 +100,25 @@ class Dashboard:
         except (HTTPError, OSError, ValueError):
             return False
 
+    def ray_unanswered(self) -> str:
+        """"" when Ray answers behind the dashboard, else why not: the
+        dashboard outlives its GCS (killed, OOM) for a while and still
+        answers /api/version, while every call that needs the GCS hangs
+        until its timeout. /api/gcs_healthz asks the GCS with a 0.1 s limit."""
+        try:
+            self._request("GET", "/api/version")
+        except (HTTPError, OSError, ValueError) as exc:
+            return f"the Ray dashboard at {self.url} does not answer ({_reason(exc)})"
+        try:
+            self._request("GET", "/api/gcs_healthz")
+        except HTTPError as exc:
+            if exc.code == 404:  # a Ray without the endpoint: the dashboard's answer must do
+                return ""
+            return f"the Ray dashboard at {self.url} answers, but Ray's GCS behind it does not (HTTP {exc.code})"
+        except (OSError, ValueError) as exc:
+            return f"the Ray dashboard at {self.url} does not answer ({_reason(exc)})"
+        return ""
+
     def nodes(self) -> list:
         return self.get("/api/v0/nodes?limit=1000&detail=true")["data"]["result"]["result"]
 

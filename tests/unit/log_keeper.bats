@@ -81,10 +81,48 @@ start_driver() {
   [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
 }
 
+@test "log keeper: with a 30 s interval the first copies come 1, 2, 5 and 10 s in: the driver and its keeper SIGKILLed together (its node died) leave the driver's first lines kept" {
+  start_driver 30
+  # Step 5 is written about 1 s in: a copy of it long before the interval.
+  wait_until 8 grep -q '^step:5 ' "$JD/logs/driver.live.log"
+  # A node's death: every process of the job at once, the keeper included.
+  local -a all
+  mapfile -t all < <(pgrep -f "$DRIVER")
+  ((${#all[@]} >= 2))
+  kill -KILL "${all[@]}"
+  wait_until 5 no_process_runs "$DRIVER"
+  DRIVER_PID=""
+  run cat "$JD/logs/driver.live.log"
+  assert_line "keeper started: True"
+  assert_line --regexp '^step:5 - loss:'
+  [[ ! -e $JD/logs/.driver.live.done ]]
+}
+
+# ray_job_id LOGS PID BORN_AT: log_keeper.ray_job_id as the dispatcher calls it.
+ray_job_id() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp import log_keeper
+print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) or "none")' "$@"
+}
+
+@test "log keeper: the driver's Ray job id comes from a core driver log written since the driver started, never an earlier job's driver with the same PID (a node started again in the same Ray session counts PIDs from 1 again)" {
+  local logs=$BATS_TEST_TMPDIR/session/logs now
+  mkdir -p "$logs"
+  now=$(date +%s)
+  # An earlier job's driver had PID 412 on this node, before it died with it.
+  touch -d "@$((now - 60))" "$logs/python-core-driver-01000000ffffffffffffffffffffffffffffffffffffffffffffffff_412.log"
+  touch "$logs/python-core-driver-07000000ffffffffffffffffffffffffffffffffffffffffffffffff_413.log"
+  run ray_job_id "$logs" 412 "$((now - 5))"
+  assert_output none
+  touch "$logs/python-core-driver-05000000ffffffffffffffffffffffffffffffffffffffffffffffff_412.log"
+  run ray_job_id "$logs" 412 "$((now - 5))"
+  assert_output 05000000
+}
+
 @test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote once the keeper lets go of it, and the keeper ends" {
   start_driver 30
   wait_until 10 grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
-  # The 30 s interval has not come round again: the last copy is the driver's end.
+  # The copies of the first seconds may have come: the last is the driver's end.
   # While the driver runs, the keeper holds its copy: archiving would wait.
   run keeper_done 0.5
   assert_output False
