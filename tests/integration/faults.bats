@@ -341,7 +341,7 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   assert_output 1
   [[ $stderr == *" !  "*"job $waited: the cluster does not answer ("*"); showing the "*"; last synced "* ]] || fail "51's warning: $stderr"
   [[ $stderr =~ last\ synced\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] || fail "51's warning: $stderr"
-  ((SECONDS - t0 < 10)) || fail "51 took $((SECONDS - t0)) s with the GCS gone"
+  ((SECONDS - t0 < 30)) || fail "51 took $((SECONDS - t0)) s with the GCS gone"
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$waited" --steps --json
   assert_success
   jq -e 'map(.step) | index(1)' <<<"$output"
@@ -570,7 +570,7 @@ nodelogs_round() {
   # An id nobody had is "no such job".
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "faults-never-$RANDOM"
   assert_failure 1
-  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]] || fail "51 said: $stderr"
 }
 
 @test "faults: --retry goes on from the newest checkpoint in a new job named after the first, and stops when a resumption fails at the same step as the one before" {

@@ -93,9 +93,10 @@ teardown() {
   idx=$((${ip##*.} - 40))
   ((idx >= 1 && idx <= 3))
   local logs=$MVP_HOST_SHARED_DIR/jobs/$id/logs i
-  # Killed once the node's keeper has had a sync of the job's worker logs there.
-  for ((i = 0; i < 300; i++)); do compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break; sleep 0.2; done
-  sleep 1
+  # Killed once the node's keeper has had a sync of the job's worker logs
+  # there, and the driver's keeper one of the driver's first lines.
+  mvp_wait_until 60 "a sync of the job's worker logs on $ip" compgen -G "$logs/nodes/$ip/worker-*.out"
+  mvp_wait_until 60 "the precheck line in the kept driver log" grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log"
   touch "$BATS_TEST_TMPDIR/restart-workers"
   # The node's raylet and everything Ray started under it (its workers, the
   # job's supervisor and driver); the node, its sshd and the runbook's log

@@ -181,3 +181,7 @@ mvp_wait_until() {
     sleep 0.2
   done
 }
+
+# mvp_job_log_has ID PATTERN: 51_logs.sh shows a line of job ID matching
+# PATTERN (grep -E); for mvp_wait_until.
+mvp_job_log_has() { grep -qE "$2" <("$MVP_REPO/scripts/51_logs.sh" "$1" 2>/dev/null); }
