@@ -161,6 +161,31 @@ jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip
   [[ ! -e $JD/logs/driver.log.missing ]]
 }
 
+# save_driver_log_ssh ARGV_WORDS: as save_driver_log, on the ssh runtime whose
+# way into the driver's node (10.0.0.3) is ARGV_WORDS (POSIX-quoted words).
+save_driver_log_ssh() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import jobdir
+from mvp.redact import Redactor
+jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+                        {jobdir.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
+}
+
+@test "log keeper: on ssh, archiving reads the driver log over ssh from its node's Ray log directory (the node up, its Ray gone), before the kept copy; a node that does not answer is named in driver.log.missing" {
+  printf 'MVP_PRECHECK_MARKER=standin\n' >"$JD/logs/driver.live.log"
+  # The node does not answer: ssh's own last line is kept, and the kept copy said.
+  save_driver_log_ssh "sh -c 'echo \"ssh: connect to host 10.0.0.3 port 22: Connection refused\" >&2; exit 255' ssh"
+  [[ ! -e $JD/logs/driver.log ]]
+  grep -q "over ssh from 10.0.0.3: exit 255 (ssh: connect to host 10.0.0.3 port 22: Connection refused); no copy on the driver's node either; its node kept" "$JD/logs/driver.log.missing"
+  # The node answers: what the remote command printed is driver.log, and the
+  # command is the one that looks in the node's Ray sessions for this job's log.
+  save_driver_log_ssh "sh -c 'printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"' ssh"
+  assert_equal "$(cat "$JD/logs/driver.log")" $'MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0'
+  [[ ! -e $JD/logs/driver.log.missing ]]
+  grep -qF "/tmp/ray/session_2*/logs/job-driver-j1.log" "$BATS_TEST_TMPDIR/remote"
+}
+
 @test "log keeper: no keeper with MVP_LOG_SYNC_SECONDS=0 or when stdout is not a file" {
   start_driver 0
   wait_until 10 grep -q '^step:2 ' "$BATS_TEST_TMPDIR/job-driver.log"
