@@ -223,6 +223,8 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
     if text is None:
         text, over_ssh = _driver_log_over_ssh(job, submission_id, node_ssh(node_ray_dirs.get(SSH_KEY, "")))
         why += over_ssh
+        if text is not None:
+            log.info(f"job {submission_id}: its driver log read over ssh from its node's Ray log directory")
     live = jd / "logs" / log_keeper.LIVE_NAME
     if text is None and (jd / "logs" / log_keeper.DONE_NAME).is_file() and live.is_file():
         # The driver's node kept its log to the driver's end: that is all of it.

@@ -192,6 +192,7 @@ node_ray_log_has() {
   # Ray's own copy, read over ssh from the node (up, its Ray gone), whole.
   cat "$logs/driver.log.missing" 2>/dev/null || true
   [[ ! -e $logs/driver.log.missing ]]
+  grep -q "job $id: its driver log read over ssh from its node's Ray log directory" "$BATS_TEST_TMPDIR/wait.err"
   ssh_to "$idx" "cat /tmp/ray/session_latest/logs/job-driver-$id.log" >"$BATS_TEST_TMPDIR/ray-copy.log"
   diff "$BATS_TEST_TMPDIR/ray-copy.log" "$logs/driver.log"
   grep -q "step:2 - " "$logs/driver.log"

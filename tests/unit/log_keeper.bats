@@ -180,7 +180,9 @@ jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip
   grep -q "over ssh from 10.0.0.3: exit 255 (ssh: connect to host 10.0.0.3 port 22: Connection refused); no copy on the driver's node either; its node kept" "$JD/logs/driver.log.missing"
   # The node answers: what the remote command printed is driver.log, and the
   # command is the one that looks in the node's Ray sessions for this job's log.
-  save_driver_log_ssh "sh -c 'printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"' ssh"
+  run --separate-stderr save_driver_log_ssh "sh -c 'printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"' ssh"
+  assert_success
+  [[ $stderr == *"job j1: its driver log read over ssh from its node's Ray log directory" ]]
   assert_equal "$(cat "$JD/logs/driver.log")" $'MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0'
   [[ ! -e $JD/logs/driver.log.missing ]]
   grep -qF "/tmp/ray/session_2*/logs/job-driver-j1.log" "$BATS_TEST_TMPDIR/remote"
