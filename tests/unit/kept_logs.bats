@@ -10,6 +10,9 @@
 setup() {
   load ../test_helper/common
   mvp_isolate "$BATS_TEST_TMPDIR"
+  # An address no cluster of the tests uses (an integration run beside this
+  # one answers on the usual one): Ray cannot be asked.
+  export MVP_HEAD_IP=127.0.11.2
   JD=$SHARED_ROOT/jobs/ppo-kept-1
   mkdir -p "$JD/logs/nodes/10.0.0.7" "$JD/config"
   local prefix=$'\e[36m(TaskRunner pid=113, ip=10.0.0.7)\e[0m'
