@@ -3,6 +3,9 @@
 # their GPUs and worker_node), recent jobs with status and driver node (from
 # Ray and from the job archive, so history survives a restart) and the shared
 # root's usage. Jobs that ended since the last look are archived on the way.
+# While the cluster does not answer (its head or GCS gone), the jobs come from
+# the shared root alone, each with its last known state (RUNNING? as of the
+# newest log its nodes kept, SUBMITTED?), and the exit code is 1.
 #
 # Usage: scripts/50_status.sh [--json] [--runtime compose|local|ssh] [--config FILE] [--help]
 # Exit code: 0 when the cluster is up and shaped as configured, 1 otherwise.

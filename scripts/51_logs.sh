@@ -3,7 +3,10 @@
 # printing until the job ends; --steps prints verl's step metrics instead, as
 # a table (loss, reward, gradient norm, seconds per step), --steps --json as
 # JSON, --steps --follow a line per step as verl logs it. A job Ray no longer knows is read from its archived copy,
-# <shared_root>/jobs/<id>/logs/driver.log.
+# <shared_root>/jobs/<id>/logs/driver.log; while the cluster does not answer
+# (its head or GCS gone), any job is read from the copies kept in its
+# directory (driver.log, else driver.live.log, then the nodes' worker logs),
+# after one WARN line saying when they were last synced (--steps too).
 #
 # Usage: scripts/51_logs.sh SUBMISSION_ID [--follow] [--steps [--json]] [--help]
 # Read-only, except that a job found ended is archived (result.json).

@@ -47,6 +47,32 @@ def collect(dash: Dashboard, debug_dir: Path, phase: str, redactor: Redactor, jo
     return got
 
 
+def _iso_mtime(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def kept(jd: Path, phase: str, why: str) -> Path:
+    """The bundle made from what the shared root holds, for when Ray cannot
+    be asked (its head or GCS gone): debug/<stamp>_<phase>_kept.json names
+    why, the job's Ray job id, every log kept in the job directory with its
+    size and last write, the newest step they hold and the bundles taken
+    while Ray answered (the submission's). Returns its path."""
+    logs = jd / "logs"
+    files = sorted(p for p in list(logs.glob("*")) + list((logs / NODES_DIR).glob("*/*")) if p.is_file())
+    job_hex = logs / "ray_job_id"
+    data = {
+        "why": why,
+        "ray_job_id": job_hex.read_text(encoding="utf-8").strip() if job_hex.is_file() else None,
+        "kept_logs": [{"path": str(p.relative_to(jd)), "bytes": p.stat().st_size, "last_written": _iso_mtime(p)}
+                      for p in files],
+        "progress": progress.of_job(jd),
+        "bundles_from_ray": sorted(p.name for p in (jd / "debug").glob("*.json") if not p.name.endswith("_kept.json")),
+    }
+    path = jd / "debug" / f"{stamp()}_{phase}_kept.json"
+    fsutil.write_json(path, data)
+    return path
+
+
 def kinds_present(debug_dir: Path) -> set:
     kinds = set()
     for p in debug_dir.glob("*.json"):

@@ -8,12 +8,16 @@ bare `ray job submit`."""
 import json
 import os
 import socket
+import time
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from .errors import MvpError
 
 TERMINAL = ("STOPPED", "SUCCEEDED", "FAILED")
+# ray_unanswered: how often the GCS health check is asked before a real call decides.
+GCS_HEALTH_TRIES = 3
+GCS_HEALTH_PAUSE_S = 0.5
 
 
 class HTTPError(Exception):
@@ -99,6 +103,40 @@ class Dashboard:
             return True
         except (HTTPError, OSError, ValueError):
             return False
+
+    def ray_unanswered(self) -> str:
+        """"" when Ray answers behind the dashboard, else why not: the
+        dashboard outlives its GCS (killed, OOM) for a while and still
+        answers /api/version, while every call that needs the GCS hangs
+        until its timeout. /api/gcs_healthz asks the GCS with a 0.1 s limit,
+        which a loaded GCS can miss: it is asked again, and only when it never
+        answers does a real call (the job list, within the timeout) decide."""
+        try:
+            self._request("GET", "/api/version")
+        except (HTTPError, OSError, ValueError) as exc:
+            return f"the Ray dashboard at {self.url} does not answer ({_reason(exc)})"
+        why = ""
+        for attempt in range(GCS_HEALTH_TRIES):
+            why = self._gcs_unhealthy()
+            if not why:
+                return ""
+            if attempt + 1 < GCS_HEALTH_TRIES:
+                time.sleep(GCS_HEALTH_PAUSE_S)
+        try:
+            self._request("GET", "/api/jobs/")
+            return ""
+        except (HTTPError, OSError, ValueError) as exc:
+            return f"the Ray dashboard at {self.url} answers, but Ray's GCS behind it does not ({why}; {_reason(exc)})"
+
+    def _gcs_unhealthy(self) -> str:
+        try:
+            self._request("GET", "/api/gcs_healthz")
+        except HTTPError as exc:
+            # A Ray without the endpoint: the dashboard's answer must do.
+            return "" if exc.code == 404 else f"its GCS health check: HTTP {exc.code}"
+        except (OSError, ValueError) as exc:
+            return f"its GCS health check: {_reason(exc)}"
+        return ""
 
     def nodes(self) -> list:
         return self.get("/api/v0/nodes?limit=1000&detail=true")["data"]["result"]["result"]

@@ -1,6 +1,7 @@
 """`wait`, `logs` and `stop`: a submitted job's lifecycle after submission."""
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from . import clusters, jobdir, jobwait, log
@@ -16,7 +17,7 @@ def wait_main(args, settings) -> int:
     dash = Dashboard(settings.dashboard_url)
     jobwait.now(dash, args.submission_id)
     result = jobwait.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
-                          args.timeout or settings.job_timeout, settings.lost_after, settings.node_ray_dirs)
+                          args.timeout or settings.job_timeout, settings.lost_after, jobdir.node_logs(settings))
     log.step(f"job {args.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
              f"(head: {result['driver_on_head']}); result.json written")
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
@@ -48,8 +49,12 @@ def logs_main(args, settings) -> int:
     sid = args.submission_id
     jd = settings.jobs_dir / sid
     dash = Dashboard(settings.dashboard_url)
-    dash_up = dash.alive()
-    job = dash.job(sid) if dash_up else None
+    # Why Ray cannot be asked ("" when it can): the job directory answers then.
+    down = dash.ray_unanswered()
+    try:
+        job = None if down else dash.job(sid)
+    except MvpError as exc:
+        job, down = None, str(exc)
     listed = job
     if job is not None and job["status"] in TERMINAL:
         # An ended job is archived first: its copy holds the log even when
@@ -60,7 +65,7 @@ def logs_main(args, settings) -> int:
         except MvpError:
             job = None
     if job is None:
-        return _show_archived(jd, sid, listed, args, dash_up)
+        return _show_archived(jd, sid, listed, args, down)
     redactor = Redactor.for_job(job)
     if args.steps and not args.follow:
         _show(redactor.text(dash.job_logs(sid)), args)
@@ -82,21 +87,22 @@ def logs_main(args, settings) -> int:
     return 0
 
 
-def _show_archived(jd: Path, sid: str, listed, args, dash_up: bool = True) -> int:
+def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:
     """The logs kept of a job Ray cannot serve (the archived or kept driver
     log, then each node's kept worker logs); else one line. Tells a job Ray
     lost (its directory is here, Ray does not list it) apart from one that
-    never was (no directory, Ray does not know it)."""
+    never was (no directory, Ray does not know it). With the cluster down
+    (`down` says why), one WARN line says so and when the copy was last synced."""
     if listed is None and not jd.is_dir():
-        where = "Ray does not know it" if dash_up else "Ray's dashboard does not answer"
+        where = f"the cluster does not answer ({down})" if down else "Ray does not know it"
         raise MvpError(f"job {sid}: no such job: {where} and there is no job directory {jd}; "
                        "check the id with scripts/50_status.sh")
     if listed is not None:
         why = f"Ray lists it as {listed['status']} but cannot serve its log"
-    elif dash_up:
+    elif not down:
         why = "Ray lost the job (its directory is here; Ray does not list it: the head restarted since?)"
     else:
-        why = "Ray's dashboard does not answer"
+        why = f"the cluster does not answer ({down})"
     logs = jd / "logs"
     driver = next((p for p in (logs / "driver.log", logs / LIVE_NAME) if p.is_file()), None)
     nodes = sorted(p for p in (logs / NODES_DIR).glob("*/worker-*") if p.is_file())
@@ -104,20 +110,31 @@ def _show_archived(jd: Path, sid: str, listed, args, dash_up: bool = True) -> in
         missing = logs / "driver.log.missing"
         detail = f": {missing.read_text(encoding='utf-8').strip()}" if missing.is_file() else ""
         raise MvpError(f"job {sid}: {why}, and no copy was archived{detail}")
-    if driver is None:
-        shown = "no driver log was kept"
-    elif driver.name == "driver.log":
-        shown = "showing the archived driver log"
-    else:
-        shown = f"showing the copy its node kept while it ran ({driver}, up to its last copy)"
-    log.info(f"job {sid}: {why}; {shown}" + (f", then the {len(nodes)} worker log(s) its nodes kept "
-                                             f"({logs / NODES_DIR})" if nodes else ""))
+    _say_shown(sid, why, down, driver, nodes, logs)
     parts = [driver.read_text(encoding="utf-8", errors="replace")] if driver else []
     for p in nodes:
         text = p.read_text(encoding="utf-8", errors="replace")
         parts.append(text if args.steps else f"==> {p.relative_to(jd)} <==\n{text}")
     _show("".join(t if t.endswith("\n") or not t else t + "\n" for t in parts), args)
     return 0
+
+
+def _say_shown(sid: str, why: str, down: str, driver, nodes: list, logs: Path) -> None:
+    """The one line before the kept logs: why they are shown and which;
+    a WARN with the copies' last sync when the cluster does not answer."""
+    if driver is None:
+        shown = "no driver log was kept"
+    elif driver.name == "driver.log":
+        shown = "showing the archived driver log"
+    else:
+        shown = f"showing the copy its node kept while it ran ({driver}, up to its last copy)"
+    shown += f", then the {len(nodes)} worker log(s) its nodes kept ({logs / NODES_DIR})" if nodes else ""
+    if not down:
+        log.info(f"job {sid}: {why}; {shown}")
+        return
+    synced = max(p.stat().st_mtime for p in ([driver] if driver else []) + nodes)
+    log.warn(f"job {sid}: {why}; {shown}; last synced "
+             f"{datetime.fromtimestamp(synced, timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')}")
 
 
 def _log_text(text: str, shown: int) -> int:

@@ -4,6 +4,8 @@ ends. jobs/.index lists every claimed directory with its submission time, so
 a listing reads the newest few directories, not all of them."""
 import fcntl
 import os
+import shlex
+import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +21,9 @@ SUBDIRS = ("config", "logs", "checkpoints", "debug")
 DIR_MODE = 0o750
 # How long archiving an ended job waits for the keeper of its log's last copy.
 KEEPER_GRACE_S = 10
+# The key of node_ray_dirs (node_logs) under which the ssh runtime's way into
+# each node travels (MVP_NODE_SSH); the others are node addresses.
+SSH_KEY = "ssh"
 
 
 def claim(job: Path) -> Path:
@@ -140,6 +145,13 @@ def driver_location(job: dict, node_ips: dict, head_ids: set) -> dict:
             "driver_on_head": (node_id in head_ids) if node_id else None}
 
 
+def node_logs(settings) -> dict:
+    """Where archiving finds a node's own Ray logs: {node address: the
+    directory of this host that holds its /tmp/ray} (MVP_NODE_RAY_DIRS,
+    local), and under SSH_KEY the ssh runtime's MVP_NODE_SSH."""
+    return dict(settings.node_ray_dirs, **{SSH_KEY: settings.node_ssh})
+
+
 def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> Optional[str]:
     """Ray's own copy of the driver log, read from the directory of this host
     that holds the driver node's /tmp/ray (local runtime): it outlives the
@@ -150,6 +162,46 @@ def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> O
         return None
     copies = sorted(Path(ray_dir).glob(f"session_2*/logs/job-driver-{submission_id}.log"))
     return _read_log(copies[-1]) if copies else None
+
+
+# What the helper runs in the driver's node (a POSIX shell there) to print
+# Ray's own copy of the driver log: the newest session that has it.
+_REMOTE_DRIVER_LOG = ('for f in /tmp/ray/session_2*/logs/job-driver-{sid}.log; do [ -f "$f" ] && l=$f; done; '
+                      '[ -n "$l" ] && exec cat "$l"')
+# How long the helper waits for that copy over ssh.
+SSH_FETCH_S = 60
+
+
+def node_ssh(text: str) -> dict:
+    """MVP_NODE_SSH (the ssh runtime: one line per node, its Ray address
+    then the ssh command that enters it) as {address: argv}."""
+    out = {}
+    for line in text.splitlines():
+        ip, _, argv = line.strip().partition(" ")
+        if ip and argv:
+            out[ip] = shlex.split(argv)
+    return out
+
+
+def _driver_log_over_ssh(job: dict, submission_id: str, ssh_by_ip: dict) -> tuple:
+    """(text, "") Ray's own copy of the driver log, read over ssh from the
+    driver's node's Ray log directory (ssh runtime): the node answers when
+    its Ray does not. (None, why) when it cannot be read; (None, "") when
+    this runtime has no ssh way in."""
+    ip = (job.get("driver_info") or {}).get("node_ip_address")
+    argv = ssh_by_ip.get(ip)
+    if not argv:
+        return None, ""
+    remote = _REMOTE_DRIVER_LOG.format(sid=shlex.quote(submission_id))
+    try:
+        done = subprocess.run(argv + [remote], stdin=subprocess.DEVNULL, capture_output=True, timeout=SSH_FETCH_S,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"; over ssh from {ip}: {exc}"
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        return None, f"; over ssh from {ip}: exit {done.returncode}" + (f" ({err[-1]})" if err else " (no such file)")
+    return done.stdout.decode("utf-8", errors="replace"), ""
 
 
 def _read_log(path: Path) -> str:
@@ -168,6 +220,11 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
             text, why = None, str(exc)
     if dash is None or text is None:
         text = _driver_log_on_node(job, submission_id, node_ray_dirs)
+    if text is None:
+        text, over_ssh = _driver_log_over_ssh(job, submission_id, node_ssh(node_ray_dirs.get(SSH_KEY, "")))
+        why += over_ssh
+        if text is not None:
+            log.info(f"job {submission_id}: its driver log read over ssh from its node's Ray log directory")
     live = jd / "logs" / log_keeper.LIVE_NAME
     if text is None and (jd / "logs" / log_keeper.DONE_NAME).is_file() and live.is_file():
         # The driver's node kept its log to the driver's end: that is all of it.
@@ -207,7 +264,10 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     redactor = Redactor.for_job(job)
     _wait_for_keepers(jd, submission_id)
     _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
-    nodes = bundle.collect(dash, jd / "debug", "final", redactor, job.get("job_id") or "").get("nodes", [])
+    got = bundle.collect(dash, jd / "debug", "final", redactor, job.get("job_id") or "")
+    if not got:
+        bundle.kept(jd, "final", f"the Ray dashboard at {dash.url} answered none of the bundle's questions")
+    nodes = got.get("nodes", [])
     node_ips = {n["node_id"]: n["node_ip"] for n in nodes}
     head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
     start, end = job.get("start_time"), job.get("end_time")
@@ -242,6 +302,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
         "head_node_ids": [], "timed_out": False, "finalized_at": datetime.now(timezone.utc).isoformat(),
     }
     result.update(driver_location(job, {}, set()))
+    bundle.kept(jd, "final", result["message"])
     bundle.cut_off(jd, "LOST")
     fsutil.write_json(jd / "result.json", result)
     return result
@@ -281,6 +342,6 @@ def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, 
         return
     if job.get("status") in TERMINAL and (jd / "config").is_dir() and not (jd / "result.json").exists():
         try:
-            finalize(jd, dash, submission_id, job, node_ray_dirs=settings.node_ray_dirs)
+            finalize(jd, dash, submission_id, job, node_ray_dirs=node_logs(settings))
         except OSError:
             pass  # read-only view of the share: archiving is left to a writer

@@ -60,6 +60,28 @@ WORKERS_GRACE_S = 60.0
 # How often the keeper looks whether the driver is still there: the last copy
 # follows the driver's end within this, whatever the sync interval.
 WATCH_S = 0.5
+# The first copies come this many seconds after the keeper starts, before
+# the interval takes over: a node that dies in a job's first half minute
+# (MVP_LOG_SYNC_SECONDS is 30) would otherwise leave a copy of one line.
+FIRST_SYNCS_S = (1.0, 2.0, 5.0, 10.0)
+# The metadata the dispatcher's own Ray connection carries: it shows in Ray's
+# job list (dashboard /api/jobs/, `ray list jobs`) as a DRIVER job without a
+# submission id, named by these keys as the keeper of its submission.
+ROLE_KEY, ROLE, KEEPER_OF_KEY = "mvp_role", "log_keeper", "mvp_keeper_of"
+
+
+def sync_times(every_s: float):
+    """Seconds after the start at which a keeper copies: FIRST_SYNCS_S (those
+    sooner than every_s), then every every_s seconds."""
+    t = 0.0
+    for first in FIRST_SYNCS_S:
+        if first >= every_s:
+            break
+        t = first
+        yield t
+    while True:
+        t += every_s
+        yield t
 
 
 def driver_log_path() -> str:
@@ -115,16 +137,19 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
     """Appends what the driver wrote since the last round, whole lines only
     (a secret split over two reads would escape the mask), until the driver
     is gone; then the rest."""
-    pos, last = 0, 0.0
+    pos, t0, due = 0, time.monotonic(), sync_times(every_s)
+    next_at = next(due)
     # Owner and group only, as every file of a job directory.
     with os.fdopen(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE), "wb") as out:
         os.fchmod(out.fileno(), fsutil.FILE_MODE)
         fcntl.flock(out.fileno(), fcntl.LOCK_EX)
+        pos = copy_new(src, out, pos, redactor, final=False)
         while True:
             alive = driver_alive()
-            if not alive or time.monotonic() - last >= every_s:
+            if not alive or time.monotonic() - t0 >= next_at:
                 pos = copy_new(src, out, pos, redactor, final=not alive)
-                last = time.monotonic()
+                while next_at <= time.monotonic() - t0:
+                    next_at = next(due)
             if not alive:
                 # Before the lock goes: archiving waits for it, then looks.
                 os.close(os.open(os.path.join(os.path.dirname(dst), DONE_NAME), os.O_WRONLY | os.O_CREAT,
@@ -166,14 +191,38 @@ def _lock_free(path) -> bool:
     return wait_until_done(path, 0)
 
 
-def ray_job_id(logs_dir: str, driver_pid: int) -> str:
+def ray_job_id(logs_dir: str, driver_pid: int, born_at: float) -> str:
     """The Ray job id (8 hex digits) of the driver with this PID, from the
-    name of the core driver log its ray.init writes; "" before that."""
+    name of the core driver log its ray.init writes; "" before that. Only a
+    log written since the driver started (born_at, epoch seconds) counts: a
+    node started again in the same Ray session (a new PID namespace counts
+    its PIDs from 1 again) gives its driver the PID of an earlier job's,
+    whose log is still there."""
     suffix = f"_{driver_pid}.log"
+    found = []
     for name in os.listdir(logs_dir):
         if name.startswith("python-core-driver-") and name.endswith(suffix):
-            return name[len("python-core-driver-"):][:8]
-    return ""
+            try:
+                written = os.stat(os.path.join(logs_dir, name)).st_mtime
+            except OSError:
+                continue
+            if written >= born_at:
+                found.append((written, name[len("python-core-driver-"):][:8]))
+    return max(found)[1] if found else ""
+
+
+def started_at(pid: int):
+    """When the process started, in epoch seconds (whole seconds: the boot
+    time's precision, rounded down), or None when it is gone."""
+    ticks = started(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return float(boot + int(ticks) // os.sysconf("SC_CLK_TCK"))
 
 
 def job_files(logs_dir: str, job_hex: str, known: dict) -> list:
@@ -217,14 +266,16 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
     lock = _lock_node_dir(dst_dir, closed)
     if lock is None:
         return
-    known, pos, outs, last = {}, {}, {}, 0.0
+    known, pos, outs, t0, due = {}, {}, {}, time.monotonic(), sync_times(every_s)
+    next_at = 0.0
     try:
         while True:
             names = job_files(logs_dir, job_hex, known)
             over = job_over(names)
-            if over or time.monotonic() - last >= every_s:
+            if over or time.monotonic() - t0 >= next_at:
                 _copy_round(logs_dir, dst_dir, names, pos, outs, redactor, final=over)
-                last = time.monotonic()
+                while next_at <= time.monotonic() - t0:
+                    next_at = next(due)
             if over:
                 return
             time.sleep(min(WATCH_S, every_s))
@@ -315,10 +366,10 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
     """Waits for the driver's Ray job id, writes it to logs/ray_job_id, then
     places a NodeKeeper on each alive node (each round: nodes may join) until
     the driver is gone. Any failure here leaves the driver's own copy as is."""
-    job_hex = ""
+    job_hex, born_at = "", started_at(driver_pid) or 0.0
     while driver_alive() and not job_hex:
         time.sleep(WATCH_S)
-        job_hex = ray_job_id(logs_dir, driver_pid)
+        job_hex = ray_job_id(logs_dir, driver_pid, born_at)
     if not job_hex:
         return
     fsutil.write_text(Path(job_dir) / "logs" / JOB_ID_NAME, job_hex + "\n")
@@ -330,11 +381,12 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
     os.environ.pop("RAY_JOB_CONFIG_JSON_ENV_VAR", None)
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    sid = os.path.basename(os.path.normpath(job_dir))
     ray.init(address=os.environ.get("RAY_ADDRESS") or "auto", namespace="mvp_log_keepers", log_to_driver=False,
-             logging_level="ERROR", runtime_env={"env_vars": env})
+             logging_level="ERROR", runtime_env={"env_vars": env},
+             job_config=ray.job_config.JobConfig(metadata={ROLE_KEY: ROLE, KEEPER_OF_KEY: sid}))
     actor = ray.remote(NodeKeeper)
     placed = set()
-    sid = os.path.basename(os.path.normpath(job_dir))
     while driver_alive() and not os.path.exists(os.path.join(job_dir, "logs", CLOSED_NAME)):
         for node in ray.nodes():
             if node.get("Alive") and node["NodeID"] not in placed and _can_hold_job_work(node):

@@ -10,6 +10,8 @@ from pathlib import Path
 from . import cluster, fsutil, jobdir, progress
 from .retry import chain_of, chain_text, resumed_from
 from .dashboard import Dashboard
+from .errors import MvpError
+from .log_keeper import LIVE_NAME, NODES_DIR
 from .settings import Settings
 
 RECENT_JOBS = 20
@@ -47,8 +49,26 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
             if row.get("status") is None:
                 row["status"] = result.get("status")
         row.setdefault("start_time", submitted_ms)
+        if row.get("status") is None:
+            row["last_known"] = last_known(jd)
     ordered = sorted(rows.values(), key=lambda r: r.get("start_time") or 0, reverse=True)
     return ordered[:limit]
+
+
+def last_known(jd: Path) -> dict:
+    """What the job directory says of a job without result.json that Ray
+    does not list (its cluster is down, or went away): RUNNING as of the
+    newest copy its nodes kept while it ran, else SUBMITTED as of its
+    submission log's last line."""
+    logs = jd / "logs"
+    kept = [p for p in [logs / LIVE_NAME] + list((logs / NODES_DIR).glob("*/worker-*")) if p.is_file()]
+    if kept:
+        return {"status": "RUNNING", "as_of": int(max(p.stat().st_mtime for p in kept) * 1000),
+                "from": "the newest log copy its nodes kept"}
+    if (logs / "submit.log").is_file():
+        return {"status": "SUBMITTED", "as_of": int((logs / "submit.log").stat().st_mtime * 1000),
+                "from": "its submission log"}
+    return {"status": None, "as_of": None, "from": "nothing kept"}
 
 
 def fold_chains(jobs: Path, rows: list) -> list:
@@ -77,26 +97,39 @@ def fold_chains(jobs: Path, rows: list) -> list:
     return out
 
 
+def _live(settings: Settings, dash: Dashboard, cluster_report: dict) -> dict:
+    """Ray's jobs (submissions only: the log keepers' own Ray connections,
+    DRIVER jobs without a submission id, are no one's submission), each
+    archived on the way if it ended; the cluster's shape into cluster_report."""
+    nodes = dash.nodes()
+    cluster_report.update(cluster.shape(nodes, settings))
+    ips = {n["node_id"]: n["node_ip"] for n in nodes}
+    head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
+    live = {}
+    for job in dash.jobs():
+        sid = job.get("submission_id")
+        if sid:
+            live[sid] = _row_from_ray(job, ips, head_ids)
+            jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+    return live
+
+
 def collect(settings: Settings, dash: Dashboard) -> dict:
-    up = dash.alive()
-    report = {"cluster": {"name": settings.cluster_name, "up": up, "dashboard": dash.url, "ok": False,
-                          "problems": [] if up else ["the dashboard does not answer: the cluster is down"],
+    down = dash.ray_unanswered()
+    report = {"cluster": {"name": settings.cluster_name, "up": not down, "dashboard": dash.url, "ok": False,
+                          "problems": [f"{down}: the cluster is down"] if down else [],
                           "head": None, "workers": []}}
     live = {}
-    if up:
-        nodes = dash.nodes()
-        report["cluster"].update(cluster.shape(nodes, settings))
-        ips = {n["node_id"]: n["node_ip"] for n in nodes}
-        head_ids = {n["node_id"] for n in nodes if n.get("is_head_node")}
-        for job in dash.jobs():
-            sid = job.get("submission_id")
-            if sid:
-                live[sid] = _row_from_ray(job, ips, head_ids)
-                jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+    if not down:
+        try:
+            live = _live(settings, dash, report["cluster"])
+        except MvpError as exc:
+            # Ray stopped answering half-way: the shared root still answers.
+            report["cluster"].update(up=False, ok=False, problems=[f"{exc}: the cluster is down"])
     job_dirs, archived = jobdir.newest(settings.jobs_dir, RECENT_JOBS)
     report["jobs"] = fold_chains(settings.jobs_dir, recent_jobs(settings.jobs_dir, archived, live, RECENT_JOBS))
     for j in report["jobs"]:
-        if j.get("status") == "RUNNING":
+        if (j.get("status") or (j.get("last_known") or {}).get("status")) == "RUNNING":
             # From the log its node keeps in the job directory: no Ray call.
             j["progress"] = progress.of_job(settings.jobs_dir / j["submission_id"])
     root = settings.shared_root
@@ -130,10 +163,13 @@ def render(report: dict) -> str:
         # Jobs of the other clusters that share the root say whose they are.
         other = j.get("cluster") not in (None, c["name"])
         shown = chain_text([a["submission_id"] for a in j["chain"]]) if j.get("chain") else j["submission_id"]
-        lines.append(f"  {shown:<44} {j.get('status') or '-':<10} {j.get('workload') or '-':<8} "
+        known = j.get("last_known") or {}
+        state = j.get("status") or (f"{known['status']}?" if known.get("status") else "-")
+        lines.append(f"  {shown:<44} {state:<10} {j.get('workload') or '-':<8} "
                      f"{j.get('driver_node_ip') or '-':<15} {on_head:<7} {_fmt_ms(j.get('start_time'))}"
                      + (f"  (cluster {j['cluster']})" if other else "")
                      + (f"  [{progress.text(j['progress'])}]" if j.get("progress") else "")
+                     + (f"  (last known: {known['from']}, {_fmt_ms(known['as_of'])})" if known.get("status") else "")
                      + (f"  (attempts {' -> '.join(a['status'] or '-' for a in j['chain'])})" if j.get("chain") else ""))
     if not report["jobs"]:
         lines.append("  (none)")

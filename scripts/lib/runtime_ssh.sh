@@ -193,8 +193,29 @@ mvp::rt::ray_ports() {
 }
 mvp::rt::node_ports() { :; }
 
-# The nodes' /tmp/ray is not visible from this host.
-mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
+# The nodes' /tmp/ray is not visible from this host: the helper reads a
+# driver's log there over ssh instead (mvp::rt::node_log_ssh).
+mvp::rt::node_ray_dirs() {
+  MVP_NODE_RAY_DIRS=""
+  mvp::rt::node_log_ssh
+}
+
+# MVP_NODE_SSH: one line per node, its Ray address, then the ssh command that
+# enters it (mvp::rt::ssh_argv, each word quoted for a POSIX shell). When a
+# job's driver node lost its Ray but still answers over ssh, the helper
+# (helpers/mvp/jobdir.py) reads the driver's log from the node's own Ray log
+# directory with it: the ssh rule stays here, the helper only runs it.
+mvp::rt::node_log_ssh() {
+  local i word line=""
+  MVP_NODE_SSH=""
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    mvp::rt::ssh_argv "$i"
+    MVP_SSH_REMOTE=""
+    for word in "${MVP_SSH_ARGV[@]}"; do mvp::rt::quote "$word"; done
+    line="$(mvp::ray::node_ip "$i")$MVP_SSH_REMOTE"
+    MVP_NODE_SSH+="${MVP_NODE_SSH:+$'\n'}$line"
+  done
+}
 
 # A worker still running an old head's Ray: the container is the platform's,
 # so what ends is Ray in it (and with it the job drivers Ray started).

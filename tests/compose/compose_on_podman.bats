@@ -214,12 +214,9 @@ assert_job_on_worker() {
 @test "51_logs and 52_stop on podman: a running job's log is read, the job is stopped and archived as STOPPED" {
   run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_FILE_TMPDIR/ppo.yaml" --override +mvp_standin.step_seconds=2
   assert_success
-  local id i
+  local id
   id=$(last_line)
-  for ((i = 0; i < 60; i++)); do
-    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
-    sleep 1
-  done
+  mvp_wait_until 90 "step 1 in $id's log" mvp_job_log_has "$id" 'step:1 '
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$id"
   assert_success
   assert_output --partial "MVP_PRECHECK_MARKER=standin"
@@ -242,9 +239,10 @@ assert_job_on_worker() {
   ip=$(driver_ip_when_running "$id")
   for w in mvp11-ray-worker-0 mvp11-ray-worker-1; do [[ $(container_ip "$w") == "$ip" ]] && node=$w; done
   [[ -n ${node:-} ]]
-  # Killed once its node keeper has had a sync of the job's worker logs.
-  for ((i = 0; i < 300; i++)); do compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break; sleep 0.2; done
-  sleep 1
+  # Killed once its node keeper has had a sync of the job's worker logs, and
+  # the driver's keeper one of the driver's first lines.
+  mvp_wait_until 60 "a sync of the job's worker logs on $ip" compgen -G "$logs/nodes/$ip/worker-*.out"
+  mvp_wait_until 60 "the precheck line in the kept driver log" grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log"
   touch "$BATS_TEST_TMPDIR/restart-workers"
   local kept_before
   kept_before=$(grep -c '' "$logs/driver.live.log")

@@ -132,9 +132,7 @@ raylet_pid() {
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
   local holder=$!
-  local i
-  for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/ready ]] && break; sleep 0.1; done
-  [[ -e $BATS_TEST_TMPDIR/ready ]] || { kill "$holder"; false; }
+  mvp_wait_until 10 "the port holder listening" test -e "$BATS_TEST_TMPDIR/ready" || { kill "$holder"; false; }
   run "$MVP_REPO/scripts/00_prereq_check.sh"
   kill "$holder"
   assert_failure

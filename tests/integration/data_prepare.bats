@@ -98,12 +98,9 @@ dir:$(realpath "$MVP_TEST_GSM8K")"
 
 @test "30_prepare: a run killed mid-write leaves no file under a final name; the next run completes" {
   MVP_FAULT_PAUSE_BEFORE_RENAME=1 "$MVP_REPO/scripts/30_prepare_data_and_model.sh" 2>"$BATS_TEST_TMPDIR/err" &
-  local script=$! i pid=""
-  for ((i = 0; i < 300; i++)); do
-    pid=$(sed -n 's/^MVP_FAULT_PAUSE_BEFORE_RENAME: pid \([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/err")
-    [[ -n $pid ]] && break
-    sleep 0.1
-  done
+  local script=$! pid=""
+  mvp_wait_until 60 "30 pausing before its rename" grep -q '^MVP_FAULT_PAUSE_BEFORE_RENAME: pid [0-9]* ' "$BATS_TEST_TMPDIR/err"
+  pid=$(sed -n 's/^MVP_FAULT_PAUSE_BEFORE_RENAME: pid \([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/err")
   [[ -n $pid ]]
   kill -KILL "$pid"
   wait "$script" || true

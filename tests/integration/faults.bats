@@ -66,13 +66,13 @@ import mvp_private_env
 print(" ".join(mvp_private_env.Store(sys.argv[2]).submission_ids()))' "$MVP_REPO/helpers/jobenv" "$MVP_HEAD_IP:$MVP_GCS_PORT"
 }
 
-# Host PIDs of the raylet of node NAME.
-raylet_of() {
+# process_in NODE COMM: host PIDs of the processes named COMM in node NODE.
+process_in() {
   local init ns pid
   init=$(<"$MVP_STATE_DIR/nodes/$1/init.pid")
   ns=$(readlink "/proc/$init/ns/pid")
   for pid in $(mvp_node_processes); do
-    [[ $(readlink "/proc/$pid/ns/pid" 2>/dev/null) == "$ns" && $(cat "/proc/$pid/comm" 2>/dev/null) == raylet ]] && echo "$pid"
+    [[ $(readlink "/proc/$pid/ns/pid" 2>/dev/null) == "$ns" && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]] && echo "$pid"
   done
   return 0
 }
@@ -91,6 +91,8 @@ node_payload_processes() {
   return 0
 }
 
+node_empty() { [[ -z $(node_payload_processes "$1") ]]; }
+
 # The node (mvp11-ray-worker-N) whose address is IP.
 node_at() {
   local i
@@ -102,7 +104,7 @@ node_at() {
 @test "faults: a variable exported in the shell that started the nodes reaches neither Ray's daemons nor jobs" {
   local pid
   for node in mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1; do
-    pid=$(raylet_of "$node")
+    pid=$(process_in "$node" raylet)
     [[ -n $pid ]]
     run grep -c -a OPERATOR_CANARY "/proc/$pid/environ"
     assert_output 0
@@ -114,7 +116,7 @@ node_at() {
   run curl -s -o /dev/null -w '%{http_code}' "$MVP_DASHBOARD/api/version"
   assert_output 200
   local pid
-  pid=$(raylet_of mvp11-ray-worker-0)
+  pid=$(process_in mvp11-ray-worker-0 raylet)
   run grep -c -a -x RAY_AUTH_MODE=disabled <(tr '\0' '\n' <"/proc/$pid/environ")
   assert_output 1
 }
@@ -280,8 +282,8 @@ node_at() {
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' \
     "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
-  local holder=$! i
-  for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/ready ]] && break; sleep 0.1; done
+  local holder=$!
+  mvp_wait_until 10 "the port holder listening" test -e "$BATS_TEST_TMPDIR/ready"
   "$MVP_REPO/scripts/01_up.sh" >/dev/null 2>&1
   local t0=$SECONDS
   run --separate-stderr "$MVP_REPO/scripts/20_start_head.sh"
@@ -293,7 +295,7 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   mvp_cluster_up
 }
 
-@test "faults: the head killed under --wait: the wait says so and archives LOST; after the next bring-up no worker holds a process of the old cluster (20 resets those still in it) and no orphan driver writes on; the other running job is LOST; 51 shows the kept log saying Ray lost the job, and an unknown id is no such job" {
+@test "faults: the head's GCS SIGKILLed under --wait, then the head: the wait archives LOST with a bundle from the job directory; meanwhile 51 shows the kept copy with one WARN line (--steps too) and 50 lists the jobs' last known state and exits 1; after the next bring-up no worker holds a process of the old cluster (20 resets those still in it) and no orphan driver writes on; the other running job is LOST; 51 says Ray lost the job, and an unknown id is no such job" {
   local other waited=faults-head-$RANDOM w
   touch "$BATS_TEST_TMPDIR/restart-cluster"
   # Half the cluster each, or admission refuses the second.
@@ -304,13 +306,15 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   local waiter=$!
   driver_ip_when_running "$waited" >/dev/null
   driver_ip_when_running "$other" >/dev/null
-  sleep 3
   # Step 1 is in the copy the driver's node keeps (every second for this
-  # job) before the head dies; on a loaded machine that can take a while.
-  local i
-  for ((i = 0; i < 300; i++)); do grep -qs "step:1 - " "$SHARED_ROOT/jobs/$waited/logs/driver.live.log" && break; sleep 0.2; done
-  grep -qs "step:1 - " "$SHARED_ROOT/jobs/$waited/logs/driver.live.log"
-  kill -KILL "$(<"$MVP_STATE_DIR/nodes/mvp11-ray-head/init.pid")"
+  # job) before the head's GCS dies; on a loaded machine that can take a while.
+  mvp_wait_until 60 "step 1 in $waited's kept driver log" grep -qs "step:1 - " "$SHARED_ROOT/jobs/$waited/logs/driver.live.log"
+  # The head's GCS alone, by PID: its dashboard lives on a while and still
+  # answers /api/version, while every call that needs the GCS hangs.
+  local gcs
+  gcs=$(process_in mvp11-ray-head gcs_server)
+  [[ -n $gcs ]]
+  kill -KILL "$gcs"
   local rc=0
   wait "$waiter" || rc=$?
   ((rc == 1))
@@ -320,7 +324,40 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   refute_output --partial "Traceback"
   [[ $(job_json "$waited" result.json .status) == LOST ]]
   [[ $(job_json "$waited" result.json .last_ray_status) == RUNNING ]]
-  job_json "$waited" result.json .message | grep -q "does not answer"
+  # The bundle is made from what the job directory holds: the kept copy is in it.
+  local kept
+  kept=$(find "$SHARED_ROOT/jobs/$waited/debug" -name '*_final_kept.json')
+  [[ -n $kept ]]
+  jq -e '.kept_logs | map(.path) | index("logs/driver.live.log")' "$kept"
+  jq -e '.progress.step >= 1 and (.ray_job_id | test("^[0-9a-f]{8}$"))' "$kept"
+  grep -E "^cut off at step [1-9][0-9]* " "$SHARED_ROOT/jobs/$waited/debug/cut_off.txt"
+  # 51 shows the kept copy, saying in ONE warning that the cluster does not
+  # answer and when the copy was last synced; --steps reads the same copy.
+  local t0=$SECONDS
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$waited"
+  assert_success
+  [[ $output == *"step:1 - "* ]] || fail "51 said: $stderr; showed: ${output:0:800}"
+  run grep -c . <<<"$stderr"
+  assert_output 1
+  [[ $stderr == *" !  "*"job $waited: the cluster does not answer ("*"); showing the "*"; last synced "* ]] || fail "51's warning: $stderr"
+  [[ $stderr =~ last\ synced\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] || fail "51's warning: $stderr"
+  ((SECONDS - t0 < 30)) || fail "51 took $((SECONDS - t0)) s with the GCS gone"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$waited" --steps --json
+  assert_success
+  jq -e 'map(.step) | index(1)' <<<"$output"
+  # 50 lists the shared root's jobs with their last known state, and exits 1
+  # for the cluster: the other job (no result yet) RUNNING as its kept log says.
+  run --separate-stderr "$MVP_REPO/scripts/50_status.sh" --json
+  assert_failure 1
+  jq -e '.cluster.up == false' <<<"$output"
+  jq -e --arg id "$waited" '.jobs[] | select(.submission_id == $id) | .status == "LOST"' <<<"$output"
+  jq -e --arg id "$other" '.jobs[] | select(.submission_id == $id) | .last_known.status == "RUNNING" and .last_known.as_of > 0' <<<"$output"
+  run "$MVP_REPO/scripts/50_status.sh"
+  assert_failure 1
+  assert_output --partial "cluster  DOWN"
+  assert_line --regexp "^  $other +RUNNING\? .*\(last known: the newest log copy its nodes kept, "
+  # Then the whole head node.
+  kill -KILL "$(<"$MVP_STATE_DIR/nodes/mvp11-ray-head/init.pid")"
   # Bring-up again: 01 brings the head node back, 20 resets the workers and reconciles.
   run "$MVP_REPO/scripts/01_up.sh"
   assert_success
@@ -332,8 +369,8 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   # Ray's watcher SIGKILLed their drivers: nothing of the old cluster is left.
   for w in mvp11-ray-worker-0 mvp11-ray-worker-1; do
     if [[ $output != *"resetting $w"* ]]; then
-      for ((i = 0; i < 10; i++)); do [[ -z $(node_payload_processes "$w") ]] && break; sleep 0.5; done
-      [[ -z $(node_payload_processes "$w") ]] || { echo "# $w was not reset and holds: $(node_payload_processes "$w" | xargs ps -o pid,args -p)" >&3; false; }
+      mvp_wait_until 5 "$w holds no process of the old cluster" node_empty "$w" ||
+        { echo "# $w was not reset and holds: $(node_payload_processes "$w" | xargs ps -o pid,args -p)" >&3; false; }
     fi
   done
   assert_output --partial "1 job(s) of a cluster that went away archived as LOST: $other"
@@ -367,7 +404,9 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   ip=$(driver_ip_when_running "$id")
   node=$(node_at "$ip")
   [[ -n $node ]]
-  sleep 3
+  # Killed once its node has copied the driver's first lines (the precheck).
+  mvp_wait_until 60 "the precheck line in $id's kept driver log" \
+    grep -qsx "MVP_PRECHECK_MARKER=standin" "$SHARED_ROOT/jobs/$id/logs/driver.live.log"
   touch "$BATS_TEST_TMPDIR/restart-cluster"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
   local rc=0
@@ -430,8 +469,28 @@ job_files_on() {
   return 0
 }
 
-@test "faults: the worker NOT holding the driver SIGKILLed mid-job: its Ray worker logs of the job are kept up to the last sync; the driver's node, still up, has its worker logs (the TaskRunner's steps) kept whole" {
-  local id=faults-nodelogs-$RANDOM ip node other other_ip i f
+# job_is_placed_on NODE HEX: Ray has files of job HEX on node NODE.
+job_is_placed_on() { [[ -n $(job_files_on "$1" "$2") ]]; }
+
+# kept_all DIR FILE...: each FILE's copy (same name) is in DIR.
+kept_all() {
+  local dir=$1 f
+  shift
+  for f; do [[ -f $dir/$(basename "$f") ]] || return 1; done
+}
+
+# The keeper dispatcher's own Ray connection: named in Ray's job list as the
+# keeper of submission ID (metadata), a DRIVER job without a submission id.
+keeper_listed() {
+  mvp_dashboard_get /api/jobs/ | jq -e --arg id "$1" \
+    '[.[] | select(.type == "DRIVER" and .submission_id == null and .metadata.mvp_role == "log_keeper" and .metadata.mvp_keeper_of == $id)] | length == 1' >/dev/null
+}
+
+# One round of the test below: a 14-step job on both workers, the worker NOT
+# holding its driver SIGKILLed once both nodes run the job's Ray workers and
+# each of the doomed node's files of the job has had a sync.
+nodelogs_round() {
+  local id=faults-nodelogs-$RANDOM ip node other other_ip f
   MVP_LOG_SYNC_SECONDS=1 "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "submission_id: $id")" --wait \
     --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=14 \
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
@@ -442,31 +501,25 @@ job_files_on() {
   if [[ $node == mvp11-ray-worker-0 ]]; then other=mvp11-ray-worker-1; else other=mvp11-ray-worker-0; fi
   other_ip=$MVP_TEST_NET.$((${other##*-} + 3))
   local logs=$SHARED_ROOT/jobs/$id/logs hex
-  # The job's workers on the other node (one per GPU bundle) are kept within a sync or two.
-  for ((i = 0; i < 300; i++)); do
-    hex=$(cat "$logs/ray_job_id" 2>/dev/null) || hex=""
-    [[ -n $hex ]] && compgen -G "$logs/nodes/$other_ip/worker-*.out" >/dev/null && break
-    sleep 0.2
-  done
-  [[ -n $hex ]] || { echo "no ray_job_id in $logs" >&2; false; }
-  # What Ray holds there, before the node dies with its keeper.
+  mvp_wait_until 60 "the keeper's ray_job_id of $id" test -s "$logs/ray_job_id"
+  hex=$(<"$logs/ray_job_id")
+  # The keeper read the job's own Ray job id: a worker started again in the
+  # same Ray session counts PIDs from 1 again, and an earlier job's driver
+  # with this driver's PID left its log there (it once made the keeper copy
+  # the earlier job's files, and none of this one's).
+  assert_equal "$hex" "$(mvp_dashboard_get "/api/jobs/$id" | jq -r .job_id)"
+  # Ray's job list names the keeper's own connection; 50 counts submissions only.
+  mvp_wait_until 30 "Ray's job list naming the keeper of $id" keeper_listed "$id"
+  run "$MVP_REPO/scripts/50_status.sh" --json
+  jq -e --arg id "$id" '(.jobs | map(.submission_id) | index($id)) and all(.jobs[]; .submission_id | type == "string")' <<<"$output"
+  # The job's Ray workers run on both nodes (a placement group on each),
+  # before the kill: on a loaded machine they can take a while to start.
+  mvp_wait_until 90 "$id's Ray workers on the doomed node $other" job_is_placed_on "$other" "$hex"
+  mvp_wait_until 90 "$id's Ray workers on the driver's node $node" job_is_placed_on "$node" "$hex"
+  # What Ray holds on the doomed node, each file kept by a sync before it dies.
   local -a theirs
   mapfile -t theirs < <(job_files_on "$other" "$hex")
-  ((${#theirs[@]} > 0))
-  # The job's workers on the driver's node too (its half of the GPU bundles):
-  # killed before they started, that node would have none to keep (seen once
-  # under load).
-  for ((i = 0; i < 300; i++)); do
-    [[ -n $(job_files_on "$node" "$hex") ]] && break
-    sleep 0.2
-  done
-  # Killed only once each of those has had a sync (on a loaded machine a
-  # fixed pause was not always one): what the keeper copied before the node
-  # died is what must survive it.
-  local deadline=$((SECONDS + 60))
-  for f in "${theirs[@]}"; do
-    while [[ ! -f $logs/nodes/$other_ip/$(basename "$f") ]] && ((SECONDS < deadline)); do sleep 0.2; done
-  done
+  mvp_wait_until 60 "a sync of each of $other's files of $id" kept_all "$logs/nodes/$other_ip" "${theirs[@]}"
   # The next tests need both workers, also when this one fails.
   touch "$BATS_TEST_TMPDIR/restart-cluster"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$other/init.pid")"
@@ -501,12 +554,23 @@ job_files_on() {
   fi
   # Kept files are the job directory's: owner and group only.
   [[ -z $(find "$logs/nodes" -type f -perm /o=r) ]]
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+}
+
+# MVP_TEST_REPEAT=N runs it N times in a row on the same cluster (each round
+# kills a worker and brings it back, so later rounds meet a restarted node,
+# where the keeper once read an earlier job's Ray job id).
+@test "faults: the worker NOT holding the driver SIGKILLed mid-job: its Ray worker logs of the job are kept up to the last sync; the driver's node, still up, has its worker logs (the TaskRunner's steps) kept whole; the keeper read the job's own Ray job id and Ray's job list names its connection" {
+  local r
+  for ((r = 1; r <= ${MVP_TEST_REPEAT:-1}; r++)); do
+    echo "# round $r of ${MVP_TEST_REPEAT:-1}" >&3
+    nodelogs_round
+  done
   # An id nobody had is "no such job".
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "faults-never-$RANDOM"
   assert_failure 1
-  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
-  run "$MVP_REPO/scripts/21_start_workers.sh"
-  assert_success
+  [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]] || fail "51 said: $stderr"
 }
 
 @test "faults: --retry goes on from the newest checkpoint in a new job named after the first, and stops when a resumption fails at the same step as the one before" {
@@ -549,11 +613,8 @@ job_files_on() {
   ip=$(driver_ip_when_running "$id")
   node=$(node_at "$ip")
   [[ -n $node ]]
-  local i
-  for ((i = 0; i < 100; i++)); do
-    [[ -f $SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt ]] && break
-    sleep 0.2
-  done
+  # Killed once a checkpoint is complete (verl writes the tracker file last).
+  mvp_wait_until 120 "a complete checkpoint of $id" test -f "$SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt"
   touch "$BATS_TEST_TMPDIR/restart-cluster"
   kill -KILL "$(<"$MVP_STATE_DIR/nodes/$node/init.pid")"
   local rc=0

@@ -102,8 +102,8 @@ nightly() {
   python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
 open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST_TMPDIR/held" &
-  local holder=$! i
-  for ((i = 0; i < 50; i++)); do [[ -e $BATS_TEST_TMPDIR/held ]] && break; sleep 0.1; done
+  local holder=$!
+  mvp_wait_until 10 "the other night holding the lock" test -e "$BATS_TEST_TMPDIR/held"
   local before
   before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
   nightly
@@ -179,8 +179,8 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
                      jobs: {sft: $fast}}]' "$REG/history.json" >"$BATS_TEST_TMPDIR/history.json"
   mv "$BATS_TEST_TMPDIR/history.json" "$REG/history.json"
   python3 "$MVP_REPO/tests/test_helper/webhook_receiver.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/posts" 0 &
-  local receiver=$! i
-  for ((i = 0; i < 50; i++)); do [[ -s $BATS_TEST_TMPDIR/port ]] && break; sleep 0.1; done
+  local receiver=$!
+  mvp_wait_until 10 "the webhook receiver listening" test -s "$BATS_TEST_TMPDIR/port"
   (umask 077 && echo "http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")/hooks/s3cret" >"$BATS_TEST_TMPDIR/url")
   MVP_NIGHTLY_HISTORY_SINCE= MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url nightly --only sft
   kill "$receiver"

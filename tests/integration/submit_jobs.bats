@@ -336,11 +336,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   local holder
   holder=$(last_line)
   echo "$holder" >"$BATS_TEST_TMPDIR/holder"
-  local i
-  for ((i = 0; i < 60; i++)); do
-    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$holder" 2>/dev/null) && break
-    sleep 1
-  done
+  mvp_wait_until 90 "step 1 in the holder $holder's log" mvp_job_log_has "$holder" 'step:1 '
   run bare_submit verl.trainer.main_ppo '{}' "${ok[@]}"
   assert_output FAILED
   # Ray drops a resource that is all taken from the free view: verl sums 0.
@@ -357,11 +353,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   local holder
   holder=$(last_line)
   echo "$holder" >"$BATS_TEST_TMPDIR/holder"
-  local i
-  for ((i = 0; i < 60; i++)); do
-    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$holder" 2>/dev/null) && break
-    sleep 1
-  done
+  mvp_wait_until 90 "step 1 in the holder $holder's log" mvp_job_log_has "$holder" 'step:1 '
   local before
   before=$(ls "$SHARED_ROOT/jobs" | wc -l)
   run "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh"
@@ -406,16 +398,9 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   assert_success
   local id
   id=$(last_line)
-  local i
-  for ((i = 0; i < 60; i++)); do
-    grep -q 'step:1 ' <("$MVP_REPO/scripts/51_logs.sh" "$id" 2>/dev/null) && break
-    sleep 1
-  done
+  mvp_wait_until 90 "step 1 in $id's log" mvp_job_log_has "$id" 'step:1 '
   # 50's progress comes from the copy in the job directory (synced every second here).
-  for ((i = 0; i < 50; i++)); do
-    grep -q 'step:1 ' "$SHARED_ROOT/jobs/$id/logs/driver.live.log" && break
-    sleep 0.1
-  done
+  mvp_wait_until 30 "step 1 in $id's kept copy" grep -q 'step:1 ' "$SHARED_ROOT/jobs/$id/logs/driver.live.log"
   run "$MVP_REPO/scripts/50_status.sh"
   assert_line --regexp "^  $id +RUNNING .*\[step [0-9]+/14, score [^,]+, [0-9.]+ s/step, ETA [0-9]+s\]$"
   run "$MVP_REPO/scripts/52_stop.sh" "$id"

@@ -46,14 +46,8 @@ ray_status_of() {
   curl -fsS "$MVP_DASHBOARD/api/jobs/$1" | jq -r .status
 }
 
-running_within() {
-  local i
-  for ((i = 0; i < 150; i++)); do
-    [[ $(ray_status_of "$1" 2>/dev/null) == RUNNING ]] && return 0
-    sleep 0.2
-  done
-  return 1
-}
+is_running() { [[ $(ray_status_of "$1" 2>/dev/null) == RUNNING ]]; }
+running_within() { mvp_wait_until 60 "job $1 RUNNING" is_running "$1"; }
 
 @test "two clusters, one shared root: alpha's head killed and restarted archives alpha's running job LOST and leaves beta's running job to beta, which ends SUCCEEDED" {
   local a b

@@ -51,6 +51,9 @@ ray_left() {
 }
 no_ray_left() { [[ -z $(ray_left) ]]; }
 
+# two_nodes_kept LOGS: the job's worker logs of two nodes are kept under LOGS/nodes.
+two_nodes_kept() { (($(find "$1/nodes" -name 'worker-*.out' -printf '%h\n' 2>/dev/null | sort -u | wc -l) >= 2)); }
+
 # wait_until SECONDS CMD...: polls CMD every 0.2 s.
 wait_until() {
   local deadline=$((SECONDS + $1)); shift
@@ -181,12 +184,10 @@ raylet_tree() {
   # Killed once the keepers of both worker nodes (the driver's among them)
   # have had a sync of the job's worker logs: one node's first copy was not
   # always the driver node's too on a loaded machine.
-  for ((i = 0; i < 600; i++)); do
-    (($(find "$logs/nodes" -name 'worker-*.out' -printf '%h\n' 2>/dev/null | sort -u | wc -l) >= 2)) && break
-    sleep 0.2
-  done
+  wait_until 120 two_nodes_kept "$logs" || { echo "# no sync of both nodes' worker logs in $logs" >&2; false; }
+  wait_until 60 grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log" ||
+    { echo "# no precheck line in $logs/driver.live.log" >&2; false; }
   node=$(slurm_node_of_job "$id")
-  sleep 1
   local -a tree
   read -r -a tree <<<"$(raylet_tree "$node")"
   ((${#tree[@]} > 1))

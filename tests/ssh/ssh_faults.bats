@@ -93,9 +93,10 @@ teardown() {
   idx=$((${ip##*.} - 40))
   ((idx >= 1 && idx <= 3))
   local logs=$MVP_HOST_SHARED_DIR/jobs/$id/logs i
-  # Killed once the node's keeper has had a sync of the job's worker logs there.
-  for ((i = 0; i < 300; i++)); do compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null && break; sleep 0.2; done
-  sleep 1
+  # Killed once the node's keeper has had a sync of the job's worker logs
+  # there, and the driver's keeper one of the driver's first lines.
+  mvp_wait_until 60 "a sync of the job's worker logs on $ip" compgen -G "$logs/nodes/$ip/worker-*.out"
+  mvp_wait_until 60 "the precheck line in the kept driver log" grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log"
   touch "$BATS_TEST_TMPDIR/restart-workers"
   # The node's raylet and everything Ray started under it (its workers, the
   # job's supervisor and driver); the node, its sshd and the runbook's log
@@ -142,6 +143,64 @@ teardown() {
   run ssh_rb 21_start_workers
   assert_success
   echo "# 21 took $((SECONDS - t0)) s" >&3
+  run ssh_nodes_json
+  jq -e 'length == 4' <<<"$output"
+}
+
+# node_ray_log_has INDEX ID PATTERN: Ray's own copy of job ID's driver log on
+# node INDEX has a line matching PATTERN (grep -E).
+node_ray_log_has() {
+  ssh_to "$1" "cat /tmp/ray/session_latest/logs/job-driver-$2.log" 2>/dev/null | grep -qE "$3"
+}
+
+@test "every process of the driver's worker but sshd SIGKILLed mid-job (its keepers too): FAILED; the job directory's driver.live.log holds the driver's first lines (the first copies come 1, 2, 5, 10 s in, not after MVP_LOG_SYNC_SECONDS=30); driver.log is read over ssh from the node's Ray log directory, whole" {
+  local id=ssh-nodekill-$RANDOM ip idx spec=$BATS_TEST_TMPDIR/ppo.yaml
+  { sed -e "s|^model: .*|model: common/models/$MVP_MODEL_ID|" "$MVP_REPO/templates/jobspecs/ppo.yaml"; echo "submission_id: $id"; } >"$spec"
+  MVP_LOG_SYNC_SECONDS=30 ssh_rb 43_submit_jobspec "$spec" --wait --override +mvp_standin.step_seconds=1 \
+    --override trainer.total_training_steps=100 >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
+  local waiter=$!
+  ip=$(driver_ip_when_running "$id" ssh_dashboard)
+  idx=$((${ip##*.} - 40))
+  ((idx >= 1 && idx <= 3))
+  local logs=$MVP_HOST_SHARED_DIR/jobs/$id/logs
+  # The keeper's first copies hold the driver's first lines; Ray's own copy
+  # on the node gets to step 2 (more than the kept copy can hold: its next
+  # copy is 30 s away), then the node loses everything but its sshd.
+  mvp_wait_until 60 "the precheck line in the kept driver log" grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log"
+  mvp_wait_until 90 "step 2 in Ray's driver log on the node" node_ray_log_has "$idx" "$id" "step:2 - "
+  touch "$BATS_TEST_TMPDIR/restart-workers"
+  local init pid comm
+  local -a doomed=()
+  init=$(ssh_node_init_pid "$idx")
+  for pid in $(ssh_node_processes "$idx"); do
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    # The node's init and its idle sleep stay (the platform's container), and sshd.
+    [[ $pid == "$init" || $comm == sshd* ]] && continue
+    [[ $comm == sleep && $(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null) == "$init" ]] && continue
+    doomed+=("$pid")
+  done
+  ((${#doomed[@]} > 3))
+  kill -KILL "${doomed[@]}" 2>/dev/null || true  # one may have ended meanwhile
+  local rc=0
+  wait "$waiter" || rc=$?
+  cat "$BATS_TEST_TMPDIR/wait.err" >&2
+  ((rc == 1))
+  [[ $(jq -r .status "$logs/../result.json") == FAILED ]]
+  # Its keeper died with it: the copy never saw the driver's end.
+  [[ ! -e $logs/.driver.live.done ]]
+  grep -qx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log"
+  # Ray's own copy, read over ssh from the node (up, its Ray gone), whole.
+  cat "$logs/driver.log.missing" 2>/dev/null || true
+  [[ ! -e $logs/driver.log.missing ]]
+  grep -q "job $id: its driver log read over ssh from its node's Ray log directory" "$BATS_TEST_TMPDIR/wait.err"
+  ssh_to "$idx" "cat /tmp/ray/session_latest/logs/job-driver-$id.log" >"$BATS_TEST_TMPDIR/ray-copy.log"
+  diff "$BATS_TEST_TMPDIR/ray-copy.log" "$logs/driver.log"
+  grep -q "step:2 - " "$logs/driver.log"
+  run --separate-stderr ssh_rb 51_logs "$id"
+  assert_success
+  assert_output --partial "step:2 - "
+  run ssh_rb 21_start_workers
+  assert_success
   run ssh_nodes_json
   jq -e 'length == 4' <<<"$output"
 }

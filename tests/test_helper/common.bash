@@ -169,3 +169,19 @@ driver_ip_when_running() {
   done
   return 1
 }
+
+# mvp_wait_until SECONDS WHAT CMD...: polls CMD (every 0.2 s) until it
+# succeeds; when SECONDS pass first, says which condition never came and
+# fails, so a test waits on its condition and never on a fixed time.
+mvp_wait_until() {
+  local limit=$1 what=$2 deadline=$((SECONDS + $1))
+  shift 2
+  until "$@"; do
+    ((SECONDS < deadline)) || { echo "# not within ${limit} s: $what" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+# mvp_job_log_has ID PATTERN: 51_logs.sh shows a line of job ID matching
+# PATTERN (grep -E); for mvp_wait_until.
+mvp_job_log_has() { grep -qE "$2" <("$MVP_REPO/scripts/51_logs.sh" "$1" 2>/dev/null); }

@@ -28,6 +28,9 @@ admit_bg() {
     "$MVP_REPO/tests/test_helper/admission_driver.py" "$STATE" "$ROOT" "$@") &
 }
 
+# queued N: the queue holds N tickets.
+queued() { [[ $(find "$QUEUE" -type f 2>/dev/null | wc -l) == "$1" ]]; }
+
 # cluster JQ_FILTER: changes the fake cluster (Ray's side of things).
 cluster() {
   jq "$1" "$STATE" >"$STATE.new" && mv "$STATE.new" "$STATE"
@@ -112,7 +115,7 @@ cluster() {
   for i in 1 2 3; do
     admit_bg "w$i" 8 --queue >"$BATS_TEST_TMPDIR/out$i" 2>&1
     echo $! >"$BATS_TEST_TMPDIR/pid$i"
-    until [[ $(find "$QUEUE" -type f 2>/dev/null | wc -l) == "$i" ]]; do sleep 0.1; done # arrival order
+    mvp_wait_until 30 "w$i's ticket in the queue" queued "$i" # arrival order
   done
   run ls "$QUEUE"
   assert_output --regexp "^[0-9]{20}\.w1"$'\n'"[0-9]{20}\.w2"$'\n'"[0-9]{20}\.w3$"
@@ -139,7 +142,7 @@ cluster() {
   cluster '.jobs = [{"submission_id": "holder", "job_id": "01", "status": "RUNNING"}] | .pgs["01"] = 4'
   admit_bg waiter 8 --queue 2>/dev/null
   local waiter=$!
-  until [[ -n $(ls "$QUEUE" 2>/dev/null) ]]; do sleep 0.1; done
+  mvp_wait_until 30 "a ticket in the queue" queued 1
   run admit small 2
   assert_failure 75
   assert_output --partial "the job needs 2 GPUs and 4 of 8 are free, but 1 submission(s) queued earlier go first: waiter (needs 8)"
@@ -151,7 +154,7 @@ cluster() {
   cluster '.jobs = [{"submission_id": "holder", "job_id": "01", "status": "RUNNING"}] | .pgs["01"] = 8'
   admit_bg killed 8 --queue 2>/dev/null
   local killed=$!
-  until [[ -n $(ls "$QUEUE" 2>/dev/null) ]]; do sleep 0.1; done
+  mvp_wait_until 30 "a ticket in the queue" queued 1
   kill -KILL "$killed"
   wait "$killed" || true
   [[ -n $(ls "$QUEUE") ]]
@@ -166,11 +169,12 @@ cluster() {
 @test "admission: a second submitter waits for the lock while the first submits, then sees its claim" {
   admit_bg first 8 --hold 2 >/dev/null 2>&1
   local first=$!
-  sleep 1
-  SECONDS=0
+  # The first is inside the lock (its body made the job directory).
+  mvp_wait_until 30 "the first submitter holding the lock" test -d "$ROOT/jobs/first"
   run admit second 8
   assert_failure 75
-  ((SECONDS >= 1))
+  # It waited: the first's body (2 s) had ended, Ray had its job, when it looked.
+  jq -e '.jobs | map(.submission_id) | index("first")' "$STATE"
   assert_output --partial "held by first (8, submitted, not yet placed)"
   wait "$first"
 }

@@ -22,8 +22,7 @@ setup() {
 JSON
   python3 "$MVP_REPO/tests/test_helper/fake_dashboard.py" "$MVP_STUB_DIR" "$BATS_TEST_TMPDIR/port" &
   echo $! >"$BATS_TEST_TMPDIR/dashboard.pid"
-  local i
-  for ((i = 0; i < 50; i++)); do [[ -s $BATS_TEST_TMPDIR/port ]] && break; sleep 0.1; done
+  mvp_wait_until 10 "the fake dashboard listening" test -s "$BATS_TEST_TMPDIR/port"
   export MVP_DASHBOARD_PORT=$(<"$BATS_TEST_TMPDIR/port") MVP_NODES_TIMEOUT=5
 }
 

@@ -81,10 +81,48 @@ start_driver() {
   [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
 }
 
+@test "log keeper: with a 30 s interval the first copies come 1, 2, 5 and 10 s in: the driver and its keeper SIGKILLed together (its node died) leave the driver's first lines kept" {
+  start_driver 30
+  # Step 5 is written about 1 s in: a copy of it long before the interval.
+  wait_until 8 grep -q '^step:5 ' "$JD/logs/driver.live.log"
+  # A node's death: every process of the job at once, the keeper included.
+  local -a all
+  mapfile -t all < <(pgrep -f "$DRIVER")
+  ((${#all[@]} >= 2))
+  kill -KILL "${all[@]}"
+  wait_until 5 no_process_runs "$DRIVER"
+  DRIVER_PID=""
+  run cat "$JD/logs/driver.live.log"
+  assert_line "keeper started: True"
+  assert_line --regexp '^step:5 - loss:'
+  [[ ! -e $JD/logs/.driver.live.done ]]
+}
+
+# ray_job_id LOGS PID BORN_AT: log_keeper.ray_job_id as the dispatcher calls it.
+ray_job_id() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp import log_keeper
+print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) or "none")' "$@"
+}
+
+@test "log keeper: the driver's Ray job id comes from a core driver log written since the driver started, never an earlier job's driver with the same PID (a node started again in the same Ray session counts PIDs from 1 again)" {
+  local logs=$BATS_TEST_TMPDIR/session/logs now
+  mkdir -p "$logs"
+  now=$(date +%s)
+  # An earlier job's driver had PID 412 on this node, before it died with it.
+  touch -d "@$((now - 60))" "$logs/python-core-driver-01000000ffffffffffffffffffffffffffffffffffffffffffffffff_412.log"
+  touch "$logs/python-core-driver-07000000ffffffffffffffffffffffffffffffffffffffffffffffff_413.log"
+  run ray_job_id "$logs" 412 "$((now - 5))"
+  assert_output none
+  touch "$logs/python-core-driver-05000000ffffffffffffffffffffffffffffffffffffffffffffffff_412.log"
+  run ray_job_id "$logs" 412 "$((now - 5))"
+  assert_output 05000000
+}
+
 @test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote once the keeper lets go of it, and the keeper ends" {
   start_driver 30
   wait_until 10 grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
-  # The 30 s interval has not come round again: the last copy is the driver's end.
+  # The copies of the first seconds may have come: the last is the driver's end.
   # While the driver runs, the keeper holds its copy: archiving would wait.
   run keeper_done 0.5
   assert_output False
@@ -121,6 +159,33 @@ jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip
   save_driver_log
   cmp "$JD/logs/driver.live.log" "$JD/logs/driver.log"
   [[ ! -e $JD/logs/driver.log.missing ]]
+}
+
+# save_driver_log_ssh ARGV_WORDS: as save_driver_log, on the ssh runtime whose
+# way into the driver's node (10.0.0.3) is ARGV_WORDS (POSIX-quoted words).
+save_driver_log_ssh() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import jobdir
+from mvp.redact import Redactor
+jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+                        {jobdir.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
+}
+
+@test "log keeper: on ssh, archiving reads the driver log over ssh from its node's Ray log directory (the node up, its Ray gone), before the kept copy; a node that does not answer is named in driver.log.missing" {
+  printf 'MVP_PRECHECK_MARKER=standin\n' >"$JD/logs/driver.live.log"
+  # The node does not answer: ssh's own last line is kept, and the kept copy said.
+  save_driver_log_ssh "sh -c 'echo \"ssh: connect to host 10.0.0.3 port 22: Connection refused\" >&2; exit 255' ssh"
+  [[ ! -e $JD/logs/driver.log ]]
+  grep -q "over ssh from 10.0.0.3: exit 255 (ssh: connect to host 10.0.0.3 port 22: Connection refused); no copy on the driver's node either; its node kept" "$JD/logs/driver.log.missing"
+  # The node answers: what the remote command printed is driver.log, and the
+  # command is the one that looks in the node's Ray sessions for this job's log.
+  run --separate-stderr save_driver_log_ssh "sh -c 'printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"' ssh"
+  assert_success
+  [[ $stderr == *"job j1: its driver log read over ssh from its node's Ray log directory" ]]
+  assert_equal "$(cat "$JD/logs/driver.log")" $'MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0'
+  [[ ! -e $JD/logs/driver.log.missing ]]
+  grep -qF "/tmp/ray/session_2*/logs/job-driver-j1.log" "$BATS_TEST_TMPDIR/remote"
 }
 
 @test "log keeper: no keeper with MVP_LOG_SYNC_SECONDS=0 or when stdout is not a file" {

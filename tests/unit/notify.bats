@@ -34,8 +34,7 @@ night() {
 receiver() {
   python3 "$MVP_REPO/tests/test_helper/webhook_receiver.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/posts" "$1" &
   RECEIVER_PID=$!
-  local i
-  for ((i = 0; i < 50; i++)); do [[ -s $BATS_TEST_TMPDIR/port ]] && break; sleep 0.1; done
+  mvp_wait_until 10 "the webhook receiver listening" test -s "$BATS_TEST_TMPDIR/port"
   (umask 077 && echo "http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")/hooks/$SECRET" >"$BATS_TEST_TMPDIR/url")
   export MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url
 }

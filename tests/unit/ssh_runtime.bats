@@ -40,6 +40,19 @@ resolve() {
   assert_line --regexp '^ssh3=.* -p 2201 10.1.0.13$'
 }
 
+@test "ssh: the helper gets each node's address and ssh command (MVP_NODE_SSH) to read a driver's log from a node whose Ray is gone; the words read back as that node's ssh argv, spaces in a path kept" {
+  run env MVP_SSH_KNOWN_HOSTS="/etc/mvp/known hosts" bash -c 'source "$1/scripts/lib/common.sh"; mvp::flags::parse; mvp::config::load
+    mvp::rt::ssh_argv 3; printf "%s\n" "${MVP_SSH_ARGV[@]}" >"$2/argv3"; printf "%s" "$MVP_NODE_SSH"' _ "$MVP_REPO" "$BATS_TEST_TMPDIR"
+  assert_success
+  assert_equal "${#lines[@]}" 4
+  assert_line --regexp "^10\.1\.0\.10 'ssh' '-o' 'BatchMode=yes' .* '-p' '2200' 'admin@10\.1\.0\.10'$"
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp import jobdir
+print("\n".join(jobdir.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >"$BATS_TEST_TMPDIR/parsed3"
+  diff "$BATS_TEST_TMPDIR/argv3" "$BATS_TEST_TMPDIR/parsed3"
+  grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"
+}
+
 @test "ssh inventory: hosts by name need MVP_WORKER_IPS; given, they are used in order" {
   MVP_SSH_WORKERS="gpu-a gpu-b" run resolve
   assert_failure

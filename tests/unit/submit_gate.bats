@@ -17,6 +17,7 @@ setup() {
 # --runtime-env file as Ray's CLI does.
 log=${STUB_LOG:?}
 echo "started $(date +%s%N)" >>"$log"
+echo "pid $$" >>"$log"
 IFS= read -r words || { echo "no words" >>"$log"; exit 0; }
 echo "words $(date +%s%N) $words" >>"$log"
 file=$(jq -r 'index("--runtime-env") as $i | .[$i + 1]' <<<"$words")
@@ -57,6 +58,8 @@ PY
 }
 
 # event NAME: the time the stand-in logged for NAME.
+stub_gone() { ! kill -0 "$(event pid)" 2>/dev/null; }
+
 event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
 
 @test "submit: ray job submit starts before the private variables are stored, and gets its words and the runtime_env only after" {
@@ -76,7 +79,8 @@ event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
 @test "submit: when storing the private variables fails, ray job submit is killed before it has a word" {
   run gate fail
   assert_output "ERROR the store is down"
-  sleep 0.3
+  # Looked at once the stand-in CLI is gone: it can write nothing more.
+  mvp_wait_until 10 "the stand-in CLI gone" stub_gone
   run cat "$STUB_LOG"
   assert_line --partial started
   refute_line --partial words
