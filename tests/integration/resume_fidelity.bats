@@ -181,3 +181,28 @@ interrupted_chain() {
   run mvp_script 51_logs "$(last_line)" --steps --json
   assert_equal "$(jq -r '[.[].step] | map(tostring) | join(" ")' <<<"$output")" "5 6"
 }
+
+@test "the default night (MVP_NIGHTLY_RESUME=ppo2): ppo2 is SIGKILLed after a step drawn between ppo1's save_freq and its last step but one, resumed by --retry 1, and passes resume_fidelity against ppo1; a wrong setting is one ERROR line" {
+  MVP_NIGHTLY_RESUME=grpo2 run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
+  assert_failure
+  assert_equal "$(grep -c '^ERROR:' <<<"$stderr")" 1
+  [[ $stderr == *"ERROR: MVP_NIGHTLY_RESUME='grpo2' is not ppo2, grpo, sft or empty (no resume check)"* ]]
+  run "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo
+  assert_line "  then ppo2: scripts/40_submit_ppo_epoch1.sh --wait --retry 1, its trainer SIGKILLed after a step drawn at random from ppo1's (resume fidelity)"
+  # The stand-in's steps take 0.2 s here (29 steps, a checkpoint every 10): the kill lands within the step after.
+  local t0=$SECONDS
+  MVP_NIGHTLY_OVERRIDES="ppo1:+mvp_standin.step_seconds=0.2 ppo2:+mvp_standin.step_seconds=0.2" \
+    run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --only ppo
+  echo "# night of ppo1 and an interrupted ppo2: $((SECONDS - t0)) s" >&3
+  local run_id
+  run_id=$(sed -n '1s/: log .*//p' <<<"$output")
+  [[ $(last_line) == "NIGHTLY PASS $run_id: 2/2 jobs passed every check" ]] || { cat "$SHARED_ROOT/regressions/$run_id/report.md" >&3; false; }
+  local report=$SHARED_ROOT/regressions/$run_id/report.json
+  jq -e '.jobs[] | select(.name == "ppo2") | .resume.stop_at_step >= 10 and .resume.stop_at_step <= 28 and (.attempts | length) == 2
+         and ([.attempts[].status] == ["FAILED", "SUCCEEDED"])' "$report"
+  run jq -r '.jobs[] | select(.name == "ppo2") | .checks[] | select(.name == "resume_fidelity") | "\(.passed) \(.evidence)"' "$report"
+  assert_output --regexp '^true SIGKILLed after step [0-9]+ \(drawn: [0-9]+\), resumed from global_step_(10|20) as .* -> -r1; steps (11|21)-29 vs .*: score: max \|resumed - .*\| 0 at step [0-9]+ \(<= band 0.05\).*the chain keeps 1 complete checkpoint\(s\) \(.*-r1/global_step_29\), max_ckpt_to_keep 1$'
+  echo "# $output" >&3
+  run jq -r '[.jobs[] | select(.name == "ppo1") | .checks[].name] | index("resume_fidelity")' "$report"
+  assert_output null
+}

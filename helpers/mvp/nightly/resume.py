@@ -101,12 +101,13 @@ def interrupted(jobs: Path, chain: list, stop_at: int) -> str:
 
 def _diff(ref: dict, curve: dict, steps: list, key: str):
     """The largest |difference| of key over steps, and where; None when a step lacks it."""
-    worst = (0.0, None)
+    worst = None
     for s in steps:
         a, b = ref[s].get(key), curve[s].get(key)
         if not isinstance(a, float) or not isinstance(b, float):
             return None
-        worst = max(worst, (abs(a - b), s), key=lambda w: w[0])
+        if worst is None or abs(a - b) > worst[0]:
+            worst = (abs(a - b), s)
     return worst
 
 
