@@ -131,7 +131,7 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
 def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dict:
     workload = resumed.resolved(jobs / chain[0]).get("workload", "")
     exact = deterministic(_overrides(jobs, chain[0])) and deterministic(_overrides(jobs, reference))
-    said, ok = [], True
+    said, ok, compared = [], True, 0
     for key, name in FIGURES.get(workload, ()):
         limit = 0.0 if exact else float(band.get(name, 0))
         worst = _diff(ref, after, sorted(after), key)
@@ -139,7 +139,7 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
         if worst is None:
             said.append(f"{name} ({key}): not in every step's line, not compared")
             continue
-        ok = ok and worst[0] <= limit
+        ok, compared = ok and worst[0] <= limit, compared + 1
         said.append(f"{name}: max |resumed - {reference}| {worst[0]:.4g} at step {worst[1]} "
                     f"({'<=' if worst[0] <= limit else '>'} {'0, equal under determinism' if exact else f'band {limit:g}'})"
                     + (f"; rerun steps 1-{from_step} differ by {rerun[0]:.4g}" if rerun else ""))
@@ -150,7 +150,9 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
     head = (f"SIGKILLed after step {record.get('last_step_seen')} (drawn: {record.get('stop_at_step')}), resumed "
             f"from global_step_{from_step} as {retry.chain_text(chain)}; steps {from_step + 1}-{max(after)} vs "
             f"{reference}: ")
-    return _result(ok and ok_kept and bool(said), head + "; ".join(said))
+    if not compared:
+        said.append(f"no figure of {workload or 'this workload'} compared: nothing proves the curve")
+    return _result(ok and ok_kept and compared > 0, head + "; ".join(said))
 
 
 def _retention(jobs: Path, chain: list) -> tuple:
