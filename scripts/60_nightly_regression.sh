@@ -19,6 +19,10 @@
 # holds the lock. Safe in a crontab as is: any cwd, cron's bare environment,
 # no TTY; a run never overlaps another. MVP_NIGHTLY_OVERRIDES="JOB:KEY=VALUE ..."
 # gives a nightly job extra --override values (the tests make one fail with it).
+# Resume fidelity (MVP_NIGHTLY_RESUME, default ppo2): that job's trainer is
+# SIGKILLed once verl logged a step drawn at random, `--retry 1` resumes it,
+# and the judge compares its resumed curve with the uninterrupted run (ppo1;
+# for grpo or sft an extra run, grpo_resumed or sft_resumed, after the job).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -26,7 +30,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 mvp::flags::spec "--only=a list, e.g. --only ppo,sft"
 
 ALL_JOBS=(ppo1 ppo2 grpo sft)
-declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal)
+declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal
+  [grpo_resumed]=41_submit_grpo_epoch1 [sft_resumed]=42_submit_sft_minimal)
 
 select_jobs() {
   local only=$1 name
@@ -41,9 +46,39 @@ select_jobs() {
   done
 }
 
-# job_overrides JOB: the --override words MVP_NIGHTLY_OVERRIDES gives JOB.
+# select_resume: RESUME_JOB (interrupted and resumed) and RESUME_REF (the
+# uninterrupted run it is compared with, which runs before it), from
+# MVP_NIGHTLY_RESUME; a resumed grpo or sft is an extra job after that job.
+select_resume() {
+  RESUME_JOB="" RESUME_REF=""
+  case $MVP_NIGHTLY_RESUME in
+    "") return 0 ;;
+    ppo2) RESUME_JOB=ppo2 RESUME_REF=ppo1 ;;
+    grpo|sft) RESUME_JOB=${MVP_NIGHTLY_RESUME}_resumed RESUME_REF=$MVP_NIGHTLY_RESUME ;;
+    *) mvp::log::die "MVP_NIGHTLY_RESUME='$MVP_NIGHTLY_RESUME' is not ppo2, grpo, sft or empty (no resume check)" ;;
+  esac
+  local have=" ${JOBS[*]} "
+  if [[ $have != *" $RESUME_REF "* ]]; then
+    mvp::log::skip "resume fidelity (MVP_NIGHTLY_RESUME=$MVP_NIGHTLY_RESUME: $RESUME_REF is not among tonight's jobs)"
+    RESUME_JOB="" RESUME_REF=""
+  elif [[ $RESUME_JOB == *_resumed ]]; then
+    local -a with=() job
+    for job in "${JOBS[@]}"; do
+      with+=("$job")
+      [[ $job == "$RESUME_REF" ]] && with+=("$RESUME_JOB")
+    done
+    JOBS=("${with[@]}")
+  elif [[ $have != *" $RESUME_JOB "* ]]; then
+    mvp::log::skip "resume fidelity (MVP_NIGHTLY_RESUME=ppo2: ppo2 is not among tonight's jobs)"
+    RESUME_JOB="" RESUME_REF=""
+  fi
+  return 0
+}
+
+# job_overrides JOB: the --override words MVP_NIGHTLY_OVERRIDES gives JOB (a
+# resumed extra run: those of the job it repeats).
 job_overrides() {
-  local job=$1 item
+  local job=${1%_resumed} item
   OVERRIDES=()
   for item in $MVP_NIGHTLY_OVERRIDES; do
     [[ ${item%%:*} == "$job" ]] && OVERRIDES+=(--override "${item#*:}")
@@ -104,6 +139,10 @@ run_steps() {
   local job
   for job in "${JOBS[@]}"; do
     job_overrides "$job"
+    if [[ $job == "$RESUME_JOB" ]]; then
+      submit_interrupted "$job"
+      continue
+    fi
     mvp::log::step "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
     # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
     out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait "${OVERRIDES[@]}") || true
@@ -113,12 +152,42 @@ run_steps() {
   done
 }
 
+# submit_interrupted JOB: JOB with its trainer SIGKILLed once verl logged a
+# step drawn at random from RESUME_REF's run (helpers/mvp/stopper.py), and
+# --retry 1 to resume it; sets IDS[JOB] (the chain's last id) and STOP_AT.
+submit_interrupted() {
+  local job=$1 out
+  local -A answer=()
+  STOP_AT=0
+  if [[ -z ${IDS[$RESUME_REF]:-} ]]; then
+    mvp::log::warn "resume fidelity: $RESUME_REF was not submitted; $job runs uninterrupted"
+  elif out=$(mvp::helper::run nightly stop-step --run-dir "$RUN_DIR_NODE" --reference "${IDS[$RESUME_REF]}") &&
+    mvp::kv::read answer <<<"$out"; then
+    STOP_AT=${answer[stop_at_step]}
+  else
+    mvp::log::warn "resume fidelity: no step drawn; $job runs uninterrupted"
+  fi
+  # verl's checkpoint limit, which the runbook honours across the resume
+  # (helpers/mvp/ckpt_keep.py); the night's own overrides come after it.
+  local keep=trainer.max_actor_ckpt_to_keep=1
+  [[ ${SUBMIT[$job]} != 42_* ]] || keep=trainer.max_ckpt_to_keep=1
+  OVERRIDES=(--override "$keep" "${OVERRIDES[@]}")
+  local how="uninterrupted"
+  ((STOP_AT == 0)) || how="its trainer SIGKILLed once verl logged step $STOP_AT (drawn from ${answer[drawn_from]})"
+  mvp::log::step "submitting $job (${SUBMIT[$job]}.sh --wait --retry 1 ${OVERRIDES[*]}), $how, at most ${MVP_JOB_TIMEOUT}s per attempt"
+  answer=()
+  out=$(MVP_STOP_AT_STEP=${STOP_AT#0} "$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait --retry 1 "${OVERRIDES[@]}") || true
+  mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
+  IDS[$job]=${answer[submission_id]:-}
+}
+
 main() {
   local -a original_args=("$@")
   mvp::config::init "$@"
   local only=${MVP_FLAG[--only]:-} i
   [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   select_jobs "$only"
+  select_resume
   check_overrides
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
@@ -132,6 +201,10 @@ main() {
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
     for i in "${JOBS[@]}"; do
       job_overrides "$i"
+      if [[ $i == "$RESUME_JOB" ]]; then
+        echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait --retry 1${OVERRIDES[*]:+ ${OVERRIDES[*]}}, its trainer SIGKILLed after a step drawn at random from $RESUME_REF's (resume fidelity)"
+        continue
+      fi
       echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait${OVERRIDES[*]:+ ${OVERRIDES[*]}} (at most ${MVP_JOB_TIMEOUT}s from its submission)"
     done
     echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
@@ -158,7 +231,7 @@ main() {
   # Everything the steps say goes to the night's log; to the terminal too when there is one.
   if [[ -t 2 ]]; then exec 2> >(tee -a "$LOG" >&2); else exec 2>>"$LOG"; fi
   mvp::log::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_OVERRIDES:+, overrides $MVP_NIGHTLY_OVERRIDES}"
-  FAILED_STEP="" CODE_USED=""
+  FAILED_STEP="" CODE_USED="" STOP_AT=0
   declare -gA IDS=()
   # The run directory as the node that runs the helper sees it.
   RUN_DIR_NODE=$SHARED_ROOT/${RUN_DIR#"$MVP_HOST_SHARED_DIR"/}
@@ -167,6 +240,7 @@ main() {
   local -A verdict=()
   local -a judged=()
   for job in "${JOBS[@]}"; do judged+=(--job "$job=${IDS[$job]:-}"); done
+  [[ -z $RESUME_JOB ]] || judged+=(--resume "$RESUME_JOB=$RESUME_REF:$STOP_AT")
   # The head's host name as its submissions record it: the node's name on
   # local and compose, whatever the platform named the container on ssh.
   local head_host

@@ -129,7 +129,7 @@ def _shared_root_commands(sub) -> None:
 
 def _nightly_commands(sub) -> None:
     c = sub.add_parser("nightly", help="nightly regression steps")
-    c.add_argument("step", choices=("inputs", "retention", "judge"))
+    c.add_argument("step", choices=("inputs", "retention", "judge", "stop-step"))
     c.add_argument("--run-dir", required=True)
     c.add_argument("--phase", choices=("before", "after"), help="inputs: before or after step 30")
     c.add_argument("--started", default="", help="judge: when the night started")
@@ -137,6 +137,9 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--failed-step", default="", help="judge: the step that failed before the jobs ran")
     c.add_argument("--head-host", default="", help="judge: the head's host name (default: MVP_HEAD_NODE)")
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
+    c.add_argument("--reference", default="", help="stop-step: the uninterrupted run's submission id")
+    c.add_argument("--resume", default="", help="judge: JOB=REFERENCE:STEP, the job interrupted after STEP and the "
+                   "job it is compared with")
     c.set_defaults(func=module_command("nightly.main", "main"))
 
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")

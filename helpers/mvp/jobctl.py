@@ -4,7 +4,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import clusters, jobdir, jobwait, log
+from . import ckpt_keep, clusters, jobdir, jobwait, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .log_keeper import LIVE_NAME, NODES_DIR
@@ -18,6 +18,7 @@ def wait_main(args, settings) -> int:
     jobwait.now(dash, args.submission_id)
     result = jobwait.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
                           args.timeout or settings.job_timeout, settings.lost_after, jobdir.node_logs(settings))
+    ckpt_keep.enforce(settings.jobs_dir, args.submission_id)
     log.step(f"job {args.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
              f"(head: {result['driver_on_head']}); result.json written")
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1

@@ -5,7 +5,8 @@ Usage: python3 launch.py <job dir>
 
 Sets the job's private variables (helpers/jobenv/mvp_private_env.py), starts
 the keeper of the driver log's copy in the job directory and, through Ray, the
-keepers of each node's worker logs of the job (log_keeper.py), prints
+keepers of each node's worker logs of the job (log_keeper.py) and, when the
+nightly asks, the watcher that interrupts the job at a step (stopper.py), prints
 where `verl` is imported from and which code snapshot PYTHONPATH
 selected, then replaces itself with the trainer, whose arguments it reads from
 <job dir>/config/job_spec.json. The arguments never pass through a shell, so
@@ -17,6 +18,7 @@ import re
 import sys
 
 import log_keeper  # beside this file, which is sys.path[0] until main() drops it
+import stopper
 
 
 def precheck() -> None:
@@ -59,6 +61,7 @@ def main() -> int:
     private_env()
     # After private_env: the keeper masks the private values it inherits.
     log_keeper.start(sys.argv[1], float(resolved.get("log_sync_s", 30)))
+    stopper.start(sys.argv[1], resolved.get("stop_at_step"))
     precheck()
     overrides = [f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
     argv = [sys.executable, "-m", resolved["trainer_module"], *overrides]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import preflight, profile, redact, snapshot
+from . import epoch_boundary, preflight, profile, redact, snapshot
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -27,7 +27,7 @@ class Plan:
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
               "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster",
-              "log_sync_s")
+              "log_sync_s", "stop_at_step")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -72,7 +72,7 @@ class Plan:
             "trainer_overrides": self.trainer_overrides, "env_var_names": sorted(self.env_vars),
             "private_env_names": sorted(self.private_env),
             "trainer_profile": self.profile, "resumed_from": self.resumed_from, "cluster": self.cluster,
-            "log_sync_s": self.log_sync_s,
+            "log_sync_s": self.log_sync_s, "stop_at_step": self.stop_at_step,
         }
 
 
@@ -133,11 +133,11 @@ def _reward_fn(root: Path, spec: dict, snap: "preflight.SnapshotConfig") -> dict
 CHECKPOINT_STEP = re.compile(r"global_step_[0-9]+")
 
 
-def _resume(layout: Layout, ref: str, workload: str) -> tuple:
+def _resume(layout: Layout, ref: str, workload: str, code_path: Path) -> tuple:
     """JOB_ID or JOB_ID/global_step_N -> (verl's resume overrides, the
     checkpoint as "JOB_ID/global_step_N"). The new job reads the old job's
     checkpoint and writes its own into its own directory: the old one stays
-    as it was."""
+    as it was. SFT from an epoch-boundary checkpoint is refused (verl 7401)."""
     job_id, _, step = ref.partition("/")
     check_id(job_id, "--resume-from")
     old = layout.job(job_id)
@@ -160,6 +160,8 @@ def _resume(layout: Layout, ref: str, workload: str) -> tuple:
         have = sorted(p.name for p in checkpoints.glob("global_step_*")) if checkpoints.is_dir() else []
         raise MvpError(f"--resume-from {ref}: no checkpoint {checkpoints / step} (there are: "
                        f"{', '.join(have) or 'none'})")
+    if workload == "sft":
+        epoch_boundary.check(old, int(step[len("global_step_"):]), f"{job_id}/{step}", code_path)
     return ({"trainer.resume_mode": "resume_path", "trainer.resume_from_path": str(checkpoints / step)},
             f"{job_id}/{step}")
 
@@ -198,7 +200,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
     overrides = _runbook_overrides(workload, sid, job_dir, inputs, settings)
     overrides.update(_reward_fn(root, spec, snap))
-    resume_overrides, resumed_from = _resume(layout, resume_from, workload.name) if resume_from else ({}, "")
+    resume_overrides, resumed_from = _resume(layout, resume_from, workload.name, code_path) if resume_from else ({}, "")
     overrides.update(resume_overrides)
     for key, value in [*(spec.get("trainer_overrides") or {}).items(), *overlay.overrides.items(), *extra]:
         set_override(overrides, key, value)
@@ -210,7 +212,20 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
         trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
         profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
-        cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s, **resources)
+        cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s,
+        stop_at_step=_stop_at_step(settings, resumed_from), **resources)
+
+
+def _stop_at_step(settings: Settings, resumed_from: str):
+    """The step after which the launcher SIGKILLs the trainer (stopper.py):
+    MVP_STOP_AT_STEP, which the nightly sets for the job it interrupts; never
+    for a resumption (its retry must go on), None when unset."""
+    value = settings.stop_at_step
+    if not value or resumed_from:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise MvpError(f"MVP_STOP_AT_STEP='{value}' must be a step >= 1 (or empty: no interruption)")
+    return int(value)
 
 
 def _cluster_name(address: str, settings: Settings) -> str:

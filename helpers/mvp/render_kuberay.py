@@ -54,7 +54,7 @@ UPSTREAM_IMAGES = ("verlai/verl", "docker.io/verlai/verl", "index.docker.io/verl
 # The settings the helper needs, as the submitter pod sees them.
 SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
                       "MVP_LOST_AFTER_S", "MVP_LOG_SYNC_SECONDS", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
-                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP", "MVP_TRAINER_PROFILE")
+                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP", "MVP_TRAINER_PROFILE", "MVP_STOP_AT_STEP")
 
 
 class K8s:

@@ -13,6 +13,9 @@ setup_file() {
   # their history only in the test about that: elsewhere the history starts
   # after every night of this file.
   export MVP_NIGHTLY_HISTORY_SINCE=nightly-99991231T235959Z
+  # The nights here test what every night does; the interruption of ppo2
+  # (resume fidelity, on by default) has its own night in resume_fidelity.bats.
+  export MVP_NIGHTLY_RESUME=
   mkdir -p "$MVP_REPO/tests/artifacts"
 }
 

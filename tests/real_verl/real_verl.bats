@@ -126,6 +126,8 @@ assert_real_verl_ran() {
   local step
   for step in 3 4; do
     [[ $(step_metric "$id" "$step" train/global_tokens) == "$(step_metric "$old" "$step" train/global_tokens)" ]]
+    # Measured for the nightly's band (MVP_NIGHTLY_RESUME_BAND): a resumed SFT step against the same step uninterrupted.
+    echo "# SFT step $step resumed - uninterrupted: loss $(jq -n "$(step_metric "$id" "$step" train/loss) - $(step_metric "$old" "$step" train/loss)"), grad_norm $(jq -n "$(step_metric "$id" "$step" train/grad_norm) - $(step_metric "$old" "$step" train/grad_norm)")" >&3
   done
   run job_json "$id" config/job_spec.json .resolved.resumed_from
   assert_output "$old/global_step_2"
@@ -138,6 +140,7 @@ assert_real_verl_ran() {
   assert_success
   local id
   id=$(last_line)
+  remember grpo "$id"
   assert_real_verl_ran "$id"
   # verl's step lines come from its TaskRunnerV1 actor (Ray's prefix names it,
   # with its ip when it is not on the driver's node), and its node is a worker.
@@ -152,6 +155,39 @@ assert_real_verl_ran() {
   local ckpt=$SHARED_ROOT/jobs/$id/checkpoints
   [[ $(<"$ckpt/latest_checkpointed_iteration.txt") == 3 ]]
   [[ -s $ckpt/global_step_2/actor/model_world_size_2_rank_1.pt && -s $ckpt/global_step_3/data.pt ]]
+}
+
+@test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain" {
+  local ref t0=$SECONDS
+  ref=$(recall grpo)
+  MVP_STOP_AT_STEP=2 run --separate-stderr mvp_script 41_submit_grpo_epoch1 --wait --retry 1 \
+    --reward-fn user/code/shaped_gsm8k.py --override trainer.max_actor_ckpt_to_keep=1
+  echo "# interrupted real GRPO: chain ended after $((SECONDS - t0)) s" >&3
+  assert_success
+  local -a ids
+  mapfile -t ids <<<"$output"
+  local first=${ids[0]}
+  assert_equal "${#ids[@]} ${ids[1]}" "2 $first-r1"
+  run job_json "$first" logs/interrupt.json '[.killed, .signal] | @tsv'
+  assert_output $'true\tSIGKILL'
+  assert_equal "$(job_json "$first" result.json .status)" FAILED
+  assert_equal "$(job_json "$first-r1" config/job_spec.json .resolved.resumed_from)" "$first/global_step_2"
+  assert_real_verl_ran "$first-r1"
+  run steps "$first-r1"
+  assert_output "3"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json, sys
+from pathlib import Path
+from mvp.nightly import resume
+from mvp.settings import read_contract
+def band():  # the default of MVP_NIGHTLY_RESUME_BAND
+    return dict(w.split("=") for w in next(e.default for e in read_contract() if e.name == "MVP_NIGHTLY_RESUME_BAND").split())
+print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 2,
+                              band())))' "$SHARED_ROOT/jobs" "$ref" "$first" "$first-r1"
+  echo "# $(jq -r .evidence <<<"$output")" >&3
+  jq -e '.passed == true and (.evidence | test("steps 3-3 vs .*: score: max .* \\(<= band 0.1\\); rerun steps 1-2 differ by [0-9.e-]+; grad_norm: max .* \\(<= band 0.05\\); rerun steps 1-2 differ by [0-9.e-]+; the chain keeps 1 complete checkpoint\\(s\\) \\(.*-r1/global_step_3\\), max_ckpt_to_keep 1$"))' <<<"$output" ||
+    fail "resume_fidelity: $output"
+  # verl's own files: the killed job's global_step_2 went once the retry had saved step 3 (verl 7395).
+  [[ ! -e $SHARED_ROOT/jobs/$first/checkpoints/global_step_2 && -s $SHARED_ROOT/jobs/$first-r1/checkpoints/global_step_3/actor/model_world_size_2_rank_0.pt ]]
 }
 
 @test "--retry 1 on real GRPO whose reward worker raises at step 4 after global_step_2: that job FAILED with the error in its driver log and final bundle; the retry resumes from global_step_2 in a new directory, logs step 3 first, trains step 3's prompts again (check resumed), SUCCEEDED; the failed job's directory unchanged" {

@@ -13,7 +13,7 @@ setup_file() {
 setup() {
   load ../test_helper/common
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
-  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES="" MVP_TRAINER_PROFILE=gpu MVP_CLUSTER_NAME=unit MVP_LOG_SYNC_SECONDS=30
+  export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES="" MVP_TRAINER_PROFILE=gpu MVP_CLUSTER_NAME=unit MVP_LOG_SYNC_SECONDS=30 MVP_STOP_AT_STEP=""
   local snap="$SHARED_ROOT/common/code/verl/codeA"
   mkdir -p "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
   mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"

@@ -4,8 +4,8 @@ import re
 import shlex
 from pathlib import Path
 
-from .. import bundle, fsutil, resumed, retry, workloads
-from . import metrics
+from .. import bundle, ckpt_keep, fsutil, resumed, retry, workloads
+from . import metrics, resume
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
                   "logs/driver.log", "result.json")
@@ -93,10 +93,17 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
         expected.add(steps)
     # With save_freq=10 and >= 10 steps, `expected` holds 10: global_step_10 is checked here.
     ok = set(present) == expected
+    keep = ckpt_keep.limit({"workload": workload, "trainer_overrides": overrides})
+    kept = ""
+    if keep:
+        # verl removed the older ones (SFT: whole; PPO/GRPO: actor/ and critic/, data.pt stays).
+        whole = [s for s, _ in ckpt_keep.complete(root.parent)] if root == jd / "checkpoints" else present
+        ok = set(present) <= expected and whole == sorted(expected)[-keep:]
+        kept = f", complete {whole} (max_ckpt_to_keep {keep})"
     if expected:
         ok = ok and latest_value == max(expected)
     return _check("checkpoint_policy", ok, f"save_freq={save_freq}, {steps_from} {steps}, saved at {present}, "
-                  f"expected {sorted(expected)}, latest_checkpointed_iteration={latest_value}")
+                  f"expected {sorted(expected)}{kept}, latest_checkpointed_iteration={latest_value}")
 
 
 def check_inputs_persisted(prepare: dict, overrides: dict, shared_root: str) -> dict:
@@ -182,6 +189,28 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     if len(chain) > 1:
         out["attempts"] = attempts(jobs, chain)
     return out
+
+
+def add_resume_fidelity(judged: list, plan: dict, jobs: Path, band: dict) -> None:
+    """The check `resume_fidelity` on the night's interrupted job (plan.resume),
+    against its reference's run; not judged (null) when the reference did not
+    run to the end (that job's own checks fail the night)."""
+    what = plan.get("resume") or {}
+    by_name = {j["name"]: j for j in judged}
+    job, ref = by_name.get(what.get("job")), by_name.get(what.get("reference"))
+    if not job or not job.get("submission_id"):
+        return
+    if not ref or ref.get("status") != "SUCCEEDED":
+        job["checks"].append(resume.check_not_judged(f"the reference {what.get('reference')} did not succeed: "
+                                                     "nothing uninterrupted to compare with"))
+        return
+    chain = [a["submission_id"] for a in job.get("attempts") or []] or [job["submission_id"]]
+    if not what["stop_at_step"]:
+        job["checks"].append(resume.check_failed("no step was drawn to interrupt at: the job ran uninterrupted "
+                                                 "(the night's log says why)"))
+    else:
+        job["checks"].append(resume.check(jobs, chain, ref["submission_id"], what["stop_at_step"], band))
+    job["resume"] = what
 
 
 def attempts(jobs: Path, chain: list) -> list:

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import fsutil, kv
 from ..errors import MvpError
 from ..dashboard import Dashboard
-from . import history, index, judge, report, retention
+from . import history, index, judge, report, resume, retention
 
 
 def input_manifests(settings) -> dict:
@@ -47,6 +47,7 @@ def write_plan(run_dir: Path, args, settings) -> dict:
         jobs.append({"name": name, "submission_id": sid or None,
                      "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
     plan = {"run_id": run_dir.name, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
+            "resume": _resume_arg(args.resume),
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
@@ -54,8 +55,20 @@ def write_plan(run_dir: Path, args, settings) -> dict:
     return plan
 
 
+def _resume_arg(value: str):
+    """--resume JOB=REFERENCE:STEP -> {job, reference, stop_at_step}, or None."""
+    if not value:
+        return None
+    job, _, rest = value.partition("=")
+    reference, _, step = rest.rpartition(":")
+    if not job or not reference or not step.isdigit():
+        raise MvpError(f"--resume: '{value}' is not JOB=REFERENCE:STEP")
+    return {"job": job, "reference": reference, "stop_at_step": int(step)}
+
+
 def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
+    judge.add_resume_fidelity(jobs, plan, settings.jobs_dir, settings.nightly_resume_band)
     past = fsutil.read_json(run_dir.parent / "history.json", []) or []
     for job in jobs:
         job["checks"].append(history.check(job, past, plan["run_id"], settings))
@@ -85,6 +98,10 @@ def main(args, settings) -> int:
         index.write(regressions, rep)
         kv.emit(("summary", rep["summary"]))
         return 0 if rep["passed"] else 1
+    if args.step == "stop-step":
+        step, low, high = resume.stop_step(settings.jobs_dir, args.reference)
+        kv.emit(("stop_at_step", step), ("drawn_from", f"{low}-{high}"))
+        return 0
     if args.step == "retention":
         retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5),
                         settings.cluster_name)
