@@ -49,8 +49,8 @@ build() {
   rm -rf "${WORK:?}/home"
   mkdir -p "$WORK/home"
   git clone --quiet --branch "$branch" "file://$REPO" "$WORK/home/mvp"
-  chown -R "$USER_UID:$USER_UID" "$WORK/home"
   mvp::log::info "fresh clone of $branch at $(git -C "$WORK/home/mvp" rev-parse --short HEAD)"
+  chown -R "$USER_UID:$USER_UID" "$WORK/home"
 }
 
 # in_container CMD: CMD as the user `demo` in the clone, with nothing of this
@@ -58,10 +58,11 @@ build() {
 # namespaces made inside the container: podman's seccomp profile and its
 # masked /proc paths are lifted for that (as on a host, not in a container).
 # podman's default ulimits are more than this host grants ("error setting
-# rlimit"): the host's own hard limits.
+# rlimit"): the host's own open files, and 32768 processes (what the demo's
+# three Ray nodes need, with room; runc was refused 65536 here).
 in_container() {
-  local nofile nproc
-  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  local nofile nproc=32768
+  nofile=$(ulimit -Hn)
   podman run --rm --network host --user demo --workdir /home/demo/mvp \
     --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc" \
     --security-opt seccomp=unconfined --security-opt unmask=ALL --security-opt label=disable \
