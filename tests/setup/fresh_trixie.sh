@@ -57,6 +57,9 @@ build() {
 # host's environment. The local runtime's nodes are user, PID and mount
 # namespaces made inside the container: podman's seccomp profile and its
 # masked /proc paths are lifted for that (as on a host, not in a container).
+# The host's CA bundle stands in for the trixie one: where this runs, a
+# proxy with a CA of its own may stand between it and PyPI (a machine's trust
+# store, not pip's configuration).
 # podman's default ulimits are more than this host grants ("error setting
 # rlimit"): the host's own open files, and 32768 processes (what the demo's
 # three Ray nodes need, with room; runc was refused 65536 here).
@@ -66,7 +69,8 @@ in_container() {
   podman run --rm --network host --user demo --workdir /home/demo/mvp \
     --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc" \
     --security-opt seccomp=unconfined --security-opt unmask=ALL --security-opt label=disable \
-    -v "$WORK/home:/home/demo" --env HOME=/home/demo --env PATH=/usr/local/bin:/usr/bin:/bin \
+    -v "$WORK/home:/home/demo" -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
+    --env HOME=/home/demo --env PATH=/usr/local/bin:/usr/bin:/bin \
     "$IMAGE" bash -c "$1"
 }
 
