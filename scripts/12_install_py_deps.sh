@@ -38,11 +38,13 @@ torch_source_args() {
 # torch_offered SPEC: the build (cpu or cuda) and version of SPEC that the
 # place in TORCH_ARGS offers, from pip's dry run (metadata only, nothing installed).
 torch_offered() {
-  local report=$MVP_VENV/.mvp-torch-report.json
-  rm -f "$report"
+  local report rc=0
+  report=$(mktemp)
   "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check --dry-run --ignore-installed --no-deps \
-    --report "$report" "${TORCH_ARGS[@]}" "$1" >/dev/null 2>&1 || return 1
-  "$MVP_PYTHON" "$MVP_REPO/helpers/trainer/torch_build.py" kind "$report"
+    --report "$report" "${TORCH_ARGS[@]}" "$1" >/dev/null 2>&1 &&
+    "$MVP_PYTHON" "$MVP_REPO/helpers/trainer/torch_build.py" kind "$report" || rc=1
+  rm -f "$report"
+  return "$rc"
 }
 
 # install_torch SPEC: the CPU build from the first place of MVP_TORCH_SOURCES
