@@ -59,14 +59,19 @@ install_torch() {
     # A directory is no download; an index may have a bad minute.
     ask=(mvp::retry::download "asking $source for $spec")
     [[ -d $source ]] && ask=()
-    read -r build version < <("${ask[@]}" torch_offered "$spec") || build=none
+    # `|| :`: a place that gave no answer is no error (the ERR trap would call it one).
+    read -r build version < <("${ask[@]}" torch_offered "$spec" || :) || build=none
     if [[ $build == cpu ]]; then
       mvp::log::step "installing torch $version (CPU build) from $source"
       mvp::retry::download "downloading torch $version from $source" mvp::run::cmd "$MVP_PYTHON" -m pip install \
         --quiet --disable-pip-version-check --no-deps "${TORCH_ARGS[@]}" "$spec"
       return 0
     fi
-    mvp::log::info "torch: $source offers ${build/none/no} build of $spec here; trying the next place"
+    if [[ $build == cuda ]]; then
+      mvp::log::info "torch: $source offers the CUDA build of $spec here; trying the next place"
+    else
+      mvp::log::info "torch: no $spec from $source (pip found none there, or could not reach it); trying the next place"
+    fi
   done
   mvp::log::step "installing $spec, the default build of pip's index (no CPU build in MVP_TORCH_SOURCES='$MVP_TORCH_SOURCES')"
   mvp::retry::download "downloading $spec" mvp::run::cmd "$MVP_PYTHON" -m pip install --quiet --disable-pip-version-check "$spec"

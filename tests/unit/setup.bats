@@ -175,7 +175,7 @@ run_12() {
 @test "12: torch comes from the first place of MVP_TORCH_SOURCES that offers a CPU build, without its dependencies, before the lock" {
   run_12 MVP_TORCH_SOURCES="pip https://idx.example/cpu https://later.example/cpu" MVP_STUB_CPU_AT="https://idx.example/cpu https://later.example/cpu"
   assert_success
-  assert_output --partial "torch: pip offers cuda build of torch==2.13.0 here; trying the next place"
+  assert_output --partial "torch: pip offers the CUDA build of torch==2.13.0 here; trying the next place"
   assert_output --partial "installing torch 2.13.0+cpu (CPU build) from https://idx.example/cpu"
   refute_output --partial "WARN"
   refute_output --partial "later.example"
@@ -191,7 +191,9 @@ run_12() {
   run_12 MVP_TORCH_SOURCES="pip https://idx.example/cpu ./no-such-dir" MVP_STUB_NONE_AT=https://idx.example/cpu MVP_DOWNLOAD_RETRY_DELAYS=0
   assert_success
   assert_line --partial "asking https://idx.example/cpu for torch==2.13.0 failed (exit 1, try 1 of 2); trying again in 0 s"
+  assert_line --partial "torch: no torch==2.13.0 from https://idx.example/cpu (pip found none there, or could not reach it); trying the next place"
   assert_line --partial "torch: no wheel directory ./no-such-dir; trying the next place"
+  refute_output --partial "ERROR"
   assert_line --regexp "  !     torch is the default build with CUDA: 4321 MB in .*/repo/\.venv \(torch, nvidia-\*, triton\); it trains on CPU as well"
   # The one warning, and the one retry of the index that did not answer.
   [[ $(grep -c '  !  ' <<<"$output") == 2 ]]
