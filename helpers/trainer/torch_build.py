@@ -14,7 +14,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
-CUDA = re.compile(r"^(nvidia[-_]|cuda[-_]|triton\b)", re.I)
+# A requirement (nvidia-cublas==13.1; ...) or a site-packages entry (nvidia/, cuda_bindings-13.5.dist-info).
+CUDA = re.compile(r"^(nvidia|cuda|triton)([-_.=<>;~! ]|$)", re.I)
 
 
 def kind(report: str) -> int:
