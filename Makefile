@@ -20,8 +20,9 @@ DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=$(MVP_GSM8K_SOURCE) MVP_VERL_SRC=
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
 
-# Regenerates helpers/trainer/requirements.lock (pinned, hashed) from
-# helpers/trainer/requirements.in; commit both.
+# Regenerates helpers/trainer/requirements.lock (pinned, hashed, for CPython
+# 3.10-3.13 on x86_64 and aarch64) from helpers/trainer/requirements.in; each
+# of those Pythons must be here (PATH or ~/.pyenv); about 12 minutes. Commit both.
 lock-trainer:
 	python3 helpers/trainer/lock.py
 
