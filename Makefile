@@ -1,22 +1,12 @@
 # The two commands of a fresh machine: `make demo` (the main job, GRPO, on
 # the local runtime: real verl 0.9.1 on CPU with a tiny model) and `make test`
-# (every test tier). Both run `make setup` first; it is idempotent.
+# (every test tier). `make setup` (run by demo) installs what the demo needs
+# and nothing else, as any user, and starts no daemon; `make setup-tests`
+# (run by test and each tier) adds the test tiers' Debian packages (when root)
+# and their Python packages. Both are idempotent. docs/setup.md says what
+# each installs, how long it takes, and what runs as root.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-
-# Debian packages the tests and the runbook use. chromium renders the nightly
-# report in a test; jq and util-linux are used by the scripts themselves;
-# GNU parallel is what `bats --jobs` needs (tests/run: the unit tier two files at a time).
-APT_PACKAGES := bats parallel bats-support bats-assert jq shellcheck util-linux curl chromium
-# The Slurm tier runs a real three-node Slurm on this host (tests/slurm).
-APT_PACKAGES += slurmctld slurmd slurm-client munge
-# The ssh runtime uses openssh-client; its tier runs real sshd servers (tests/ssh).
-APT_PACKAGES += openssh-client openssh-server
-# The compose tier (tests/compose): a real engine (podman, its Docker-API socket,
-# runc, catatonit for `init: true`), the compose v1 CLI (docker-compose), the
-# image build (mmdebstrap); docker.io only for its `docker` CLI when none is here.
-APT_PACKAGES += podman runc catatonit uidmap slirp4netns docker-compose mmdebstrap
-APT_PACKAGES += $(if $(shell command -v docker),,docker.io)
 
 # The demo: REAL verl 0.9.1 (the PyPI wheel's tree, made by `make setup`, as
 # the code snapshot) trains GRPO on CPU-only local nodes with the CPU profile
@@ -30,52 +20,58 @@ DEMO_ENV := MVP_RUNTIME=local MVP_GSM8K_SOURCE=$(MVP_GSM8K_SOURCE) MVP_VERL_SRC=
 # The bring-up sequence, as scripts/lib/steps.sh defines it.
 BRINGUP_STEPS := $(shell source scripts/lib/steps.sh && echo "$${MVP_BRINGUP_STEPS[@]}")
 
-# Regenerates helpers/trainer/requirements.lock (pinned, hashed) from
-# helpers/trainer/requirements.in; commit both.
+# Regenerates helpers/trainer/requirements.lock (pinned, hashed, for CPython
+# 3.10-3.13 on x86_64 and aarch64) from helpers/trainer/requirements.in; each
+# of those Pythons must be here (PATH or ~/.pyenv); about 12 minutes. Commit both.
 lock-trainer:
 	python3 helpers/trainer/lock.py
 
-.PHONY: lock-trainer help setup test test-unit test-integration test-real-verl test-slurm test-compose test-kuberay test-ssh demo down bench
+.PHONY: lock-trainer help setup setup-tests test test-unit test-integration test-real-verl test-slurm test-compose test-kuberay test-ssh demo down bench
 
 help:
-	@echo "make setup | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench"
+	@echo "make setup | setup-tests | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench"
 
+# The demo's system packages are checked, never installed (one ERROR line
+# names what is missing and the command); the venv .venv/ and the real verl
+# tree need no root.
 setup:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
-	if [[ -z $$missing ]]; then echo "SKIP: Debian packages (all of $(APT_PACKAGES) are installed)"; \
-	elif [[ $$(id -u) == 0 ]]; then \
-	  echo "-----> installing $$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	else echo "ERROR: missing Debian packages: $$missing; run: sudo apt-get install $$missing" >&2; exit 1; fi
+	@scripts/libexec/system_packages.sh demo
 	@scripts/12_install_py_deps.sh --runtime local
-	@.venv/bin/python -m pip install -q -r tests/requirements.txt
 	@tests/fixtures/real_verl.sh
 
-test: setup
+# The tiers' Debian packages first (they include the demo's), then setup.
+setup-tests:
+	@scripts/libexec/system_packages.sh tests
+	@$(MAKE) --no-print-directory setup
+	@source scripts/lib/common.sh && mvp::retry::download "pip install -r tests/requirements.txt" \
+	  .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+
+test: setup-tests
 	tests/run
 
-test-unit: setup
+test-unit: setup-tests
 	tests/run tests/unit
 
-test-integration: setup
+test-integration: setup-tests
 	tests/run tests/integration
 
 # Real verl 0.9.1 trains through the runbook on CPU-only local nodes.
-test-real-verl: setup
+test-real-verl: setup-tests
 	tests/run tests/real_verl
 
-test-slurm: setup
+test-slurm: setup-tests
 	tests/run tests/slurm
 
 # The compose runtime on a real engine (root: it builds its image with mmdebstrap).
-test-compose: setup
+test-compose: setup-tests
 	tests/run tests/compose
 
 # What KubeRay would run (rendered RayJob -> pods as KubeRay v1.7.0 builds them), on podman.
-test-kuberay: setup
+test-kuberay: setup-tests
 	tests/run tests/kuberay
 
 # The ssh runtime: nodes with real sshd servers, reached only over ssh.
-test-ssh: setup
+test-ssh: setup-tests
 	tests/run tests/ssh
 
 demo: setup
@@ -101,7 +97,7 @@ down:
 
 # Every benchmark, then one table: each measure's goal and its ratio against
 # the plain Ray CLI (or the raw way) measured in the same run.
-bench: setup
+bench: setup-tests
 	@table=$$(mktemp) && export MVP_BENCH_TABLE=$$table && \
 	  bench/bringup.sh && bench/submit.sh && bench/log_keepers.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
 	  rc=$$?; echo; bench/table.sh "$$table" || rc=1; rm -f "$$table"; exit $$rc

@@ -26,14 +26,25 @@ except ImportError:
 MODULES = {"pyyaml": "yaml", "hydra-core": "hydra"}
 
 
+def marker_holds(marker: str) -> bool:
+    """A requirement's `python_version OP "X.Y"` marker, on this Python (the
+    only kind helpers/requirements.txt uses); no marker holds."""
+    m = re.fullmatch(r'python_version\s*(>=|<|==)\s*"(\d+)\.(\d+)"', marker.strip())
+    if not m:
+        return not marker.strip()
+    have, want = sys.version_info[:2], (int(m.group(2)), int(m.group(3)))
+    return {">=": have >= want, "<": have < want, "==": have == want}[m.group(1)]
+
+
 def pins(requirements: str) -> dict[str, str]:
-    """{distribution name (lower case): pinned version or ""} of a requirements file."""
+    """{distribution name (lower case): pinned version or ""} of a requirements file,
+    for the lines whose marker holds on this Python."""
     found = {}
     with open(requirements, encoding="utf-8") as fh:
         for line in fh:
-            line = line.split("#", 1)[0].strip()
+            line, _, marker = line.split("#", 1)[0].strip().partition(";")
             m = re.match(r"^([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(==\s*([^\s;]+))?", line)
-            if m:
+            if m and marker_holds(marker):
                 found[m.group(1).lower()] = m.group(4) or ""
     return found
 

@@ -1,9 +1,11 @@
 """Exits 1 with one line when the Python running it has CUDA's packages
-(nvidia-*, triton) installed. The CPU machines the trainer venv is for have no
-use for them and they cost gigabytes: their presence means a torch spec other
-than torch==2.13.0 (the CPU build on disk) won somewhere.
+(nvidia-*, triton) installed. CI's rule alone (MVP_TORCH_CPU_ONLY=1, set by
+.ci/run): CI's machines keep torch's CPU build, and CUDA's packages there
+would mean a torch spec other than requirements.in's won somewhere, at
+gigabytes of disk. A user's setup takes any build (docs/setup.md).
 
-Usage: <venv>/bin/python helpers/trainer/no_cuda.py   (run by scripts/12_install_py_deps.sh)"""
+Usage: <venv>/bin/python helpers/trainer/no_cuda.py   (run by scripts/12_install_py_deps.sh
+when MVP_TORCH_CPU_ONLY=1)"""
 import sys
 from importlib import metadata
 
@@ -16,8 +18,9 @@ def cuda_packages() -> list:
 def main() -> int:
     found = cuda_packages()
     if found:
-        print(f"ERROR: CUDA packages got into {sys.prefix} ({', '.join(found)}): a torch spec other than "
-              f"torch==2.13.0 pulled the CUDA build; remove {sys.prefix} and run make setup again", file=sys.stderr)
+        print(f"ERROR: CUDA packages got into {sys.prefix} ({', '.join(found)}), and MVP_TORCH_CPU_ONLY=1 (CI's rule) "
+              f"refuses them: put a place with torch's CPU build first in MVP_TORCH_SOURCES, remove {sys.prefix} "
+              f"and run make setup again", file=sys.stderr)
         return 1
     return 0
 

@@ -75,9 +75,13 @@ mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
 mvp::rt::exec() {
   local node=$1 pid; shift
   pid=$(mvp::rt::node_pid "$node") || mvp::log::die "node $node is not up; run scripts/01_up.sh"
-  local -a env=()
+  local -a env=() userns=()
   mapfile -d '' env < <(mvp::rt::allowed_env)
-  nsenter -t "$pid" --pid --mount --uts --wd=/ -- env -i "${env[@]}" "PATH=$MVP_VENV/bin:$PATH" "$@"
+  # Not root: the node's namespaces belong to its user namespace (up_node), so
+  # that one is entered first; --preserve-credentials, as setgroups is denied
+  # there (--map-root-user), and this user is the namespace's root anyway.
+  ((EUID == 0)) || userns=(--user --preserve-credentials)
+  nsenter -t "$pid" "${userns[@]}" --pid --mount --uts --wd=/ -- env -i "${env[@]}" "PATH=$MVP_VENV/bin:$PATH" "$@"
 }
 
 mvp::rt::prereq() {

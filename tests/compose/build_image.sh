@@ -21,6 +21,8 @@
 set -Eeuo pipefail
 # shellcheck source=../../scripts/lib/log.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/log.sh"
+# shellcheck source=../../scripts/lib/retry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/retry.sh"
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SUITE=bookworm
@@ -66,12 +68,15 @@ download_wheels() {
   [[ -x $python ]] || python=python3
   # hydra-core needs antlr4-python3-runtime 4.9.*, which PyPI has as source
   # only; it is pure Python, so a wheel built here fits the image.
-  "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$dest" 'antlr4-python3-runtime==4.9.*'
-  "$python" -m pip download --quiet --disable-pip-version-check --dest "$dest" --find-links "$dest" "${tags[@]}" \
-    -r "$REQUIREMENTS"
+  mvp::retry::download "pip wheel antlr4-python3-runtime" "$python" -m pip wheel --quiet --disable-pip-version-check \
+    --no-deps --wheel-dir "$dest" 'antlr4-python3-runtime==4.9.*'
+  mvp::retry::download "pip download (the image's wheels)" "$python" -m pip download --quiet --disable-pip-version-check \
+    --dest "$dest" --find-links "$dest" "${tags[@]}" -r "$REQUIREMENTS"
 }
 
+# rootfs DIR: from nothing each time, so that a try after a failed one starts clean.
 rootfs() {
+  rm -rf "$1"
   mmdebstrap --quiet --variant=minbase --include="$PACKAGES" --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     "$SUITE" "$1"
@@ -88,13 +93,9 @@ build_base() {
   download_wheels "$work/wheels"
   cp "$REQUIREMENTS" "$work/wheels/requirements.txt"
   mvp::log::step "building a Debian $SUITE rootfs with $PACKAGES"
-  # Twice at most: once here apt's download failed as a whole (after its own
-  # retries) and the next run, a minute later, went through.
-  if ! rootfs "$work/root"; then
-    mvp::log::warn "mmdebstrap failed; trying once more from nothing"
-    rm -rf "$work/root"
-    rootfs "$work/root"
-  fi
+  # apt's own retries come seconds apart: once here its download failed as a
+  # whole, twice, and the same build went through a minute later.
+  mvp::retry::download "mmdebstrap (Debian $SUITE)" rootfs "$work/root"
   cp -r "$work/wheels" "$work/root/tmp/wheels"
   mvp::log::step "pip-installing the requirements into the rootfs's system Python"
   # A clean environment: this host's PIP_* settings name paths the rootfs lacks.

@@ -315,7 +315,7 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
   local copy=$BATS_TEST_TMPDIR/repo
   mkdir -p "$copy/tests/compose" "$copy/helpers" "$copy/scripts/lib"
   cp "$MVP_REPO/tests/compose/build_image.sh" "$copy/tests/compose/"
-  cp "$MVP_REPO/scripts/lib/log.sh" "$copy/scripts/lib/"
+  cp "$MVP_REPO/scripts/lib/log.sh" "$MVP_REPO/scripts/lib/retry.sh" "$copy/scripts/lib/"
   cp "$MVP_REPO/helpers/requirements.txt" "$copy/helpers/"
   local first image
   first=$("$copy/tests/compose/build_image.sh" --print-base-tag)
