@@ -20,13 +20,29 @@ import sys
 import tempfile
 import zipfile
 
+# The model families of transformers the bundle keeps: the tiny model's
+# (qwen2, which borrows from llama), the auto classes, and those verl 0.9.1
+# imports by module path (verl/models/transformers/*.py, its monkey patches).
+TRANSFORMERS_KEPT = ("auto", "llama", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen3", "qwen3_moe", "qwen3_next",
+                     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "apertus", "bart")
+
 # What each distribution carries that a one-node GPU smoke (Ray head and
 # worker, `ray job submit`, verl's FSDP trainer with the hf rollout) never
-# loads: (pattern of the path in the wheel, why). fnmatch patterns.
+# loads: (pattern of the path in the wheel, why). fnmatch patterns; KEEP
+# names paths a pattern matches that stay all the same.
+KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + ["transformers/models/__init__.py"]}
 PRUNE = {
+    "transformers": [
+        ("transformers/models/*", f"model families other than {', '.join(TRANSFORMERS_KEPT)} (the tiny model is "
+                                  "qwen2; these are the ones verl imports by name)"),
+    ],
+    "numpy": [("numpy/tests/*", "numpy's test suite"), ("numpy/*/tests/*", "numpy's test suite")],
+    "pandas": [("pandas/tests/*", "pandas's test suite (18 MB)")],
     "ray": [
         ("ray/jars/*", "Ray's Java worker (34 MB jar): no Java jobs here"),
         ("*.map", "the dashboard UI's JavaScript source maps: debugging the UI only"),
+        ("ray/dashboard/client/build/*", "the dashboard's web UI (9 MB): jobs are submitted and followed through "
+                                         "its REST API, which stays (Ray logs that the UI is missing and goes on)"),
         ("ray/rllib/*", "RLlib: Ray's own RL library; verl does not use it"),
     ],
     "pyarrow": [
@@ -46,6 +62,8 @@ def dist_name(wheel: str) -> str:
 
 
 def pruned_by(dist: str, path: str):
+    if any(fnmatch.fnmatch(path, keep) for keep in KEEP.get(dist, ())):
+        return None
     for pattern, why in PRUNE.get(dist, ()):
         if fnmatch.fnmatch(path, pattern):
             return why
