@@ -36,13 +36,25 @@ PRUNE = {
         ("transformers/models/*", f"model families other than {', '.join(TRANSFORMERS_KEPT)} (the tiny model is "
                                   "qwen2; these are the ones verl imports by name)"),
     ],
+    "pillow": [
+        ("pillow.libs/libavif*", "AVIF images (5 MB): the smoke's data is text"),
+        ("PIL/_avif*", "AVIF images: the smoke's data is text"),
+        ("pillow.libs/libwebp*", "WebP images: the smoke's data is text"),
+        ("pillow.libs/libsharpyuv*", "WebP images: the smoke's data is text"),
+        ("PIL/_webp*", "WebP images: the smoke's data is text"),
+        ("pillow.libs/libfreetype*", "drawing text on images (fonts)"),
+        ("pillow.libs/libharfbuzz*", "drawing text on images (fonts)"),
+        ("pillow.libs/libbrotli*", "drawing text on images (fonts)"),
+        ("pillow.libs/libpng16*", "drawing text on images (fonts)"),
+        ("PIL/_imagingft*", "drawing text on images (fonts)"),
+        ("pillow.libs/liblcms2*", "colour management of images"),
+        ("PIL/_imagingcms*", "colour management of images"),
+    ],
     "numpy": [("numpy/tests/*", "numpy's test suite"), ("numpy/*/tests/*", "numpy's test suite")],
     "pandas": [("pandas/tests/*", "pandas's test suite (18 MB)")],
     "ray": [
         ("ray/jars/*", "Ray's Java worker (34 MB jar): no Java jobs here"),
         ("*.map", "the dashboard UI's JavaScript source maps: debugging the UI only"),
-        ("ray/dashboard/client/build/*", "the dashboard's web UI (9 MB): jobs are submitted and followed through "
-                                         "its REST API, which stays (Ray logs that the UI is missing and goes on)"),
         ("ray/rllib/*", "RLlib: Ray's own RL library; verl does not use it"),
     ],
     "pyarrow": [
@@ -95,7 +107,8 @@ def repack(wheel: str, out_dir: str, strip: bool) -> list:
     out = os.path.join(out_dir, os.path.basename(wheel))
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out + ".tmp", "w", zipfile.ZIP_STORED) as dst:
         names = src.namelist()
-        record = next(n for n in names if n.endswith(".dist-info/RECORD"))
+        # The wheel's own RECORD, at the top: a vendored package may carry one deeper.
+        record = next(n for n in names if n.count("/") == 1 and n.endswith(".dist-info/RECORD"))
         for info in src.infolist():
             if info.is_dir() or info.filename == record:
                 continue

@@ -134,11 +134,18 @@ stage_model_data() {
 }
 
 # pack STAGE OUT NAME PART_MIB XZ DIR...: OUT/NAME.tar.xz of DIRs (relative to
-# STAGE), split into NAME.tar.xz.NN parts when larger than PART_MIB.
+# STAGE), split into NAME.tar.xz.NN parts when larger than PART_MIB. xz runs
+# its x86 branch filter first (machine code compresses a third better: Ray's
+# wheel 25 -> 17 MB) and, from preset 6 on, one thread with a 192 MiB
+# dictionary, so the libraries that repeat each other's code (Ray's raylet,
+# gcs_server and _raylet.so) are matched against each other; unpacking needs
+# that much memory.
 pack() {
   local stage=$1 out=$2 name=$3 part=$4 preset=$5
   shift 5
-  tar -C "$stage" --owner=0 --group=0 --sort=name -cf - "$@" | xz -T0 "-$preset" >"$out/$name.tar.xz"
+  local -a xz=(xz --x86 "--lzma2=preset=$preset")
+  [[ ${preset%e} -lt 6 ]] || xz=(xz -T1 --x86 "--lzma2=preset=$preset,dict=192MiB")
+  tar -C "$stage" --owner=0 --group=0 --sort=name -cf - "$@" | "${xz[@]}" >"$out/$name.tar.xz"
   if (($(stat -c %s "$out/$name.tar.xz") > part * 1048576)); then
     split -b "${part}M" -d -a 2 "$out/$name.tar.xz" "$out/$name.tar.xz."
     rm "$out/$name.tar.xz"

@@ -63,6 +63,17 @@ setup() {
   refute_output --partial "ray/jars/"
   refute_output --partial "ray/rllib/"
   assert_output --partial "ray-2.60.0.dist-info/MVP_PRUNED"
+  # Every file the rewritten RECORD lists is there with its sha256 and size.
+  run python3 - "$dir"/wheels/ray-2.60.0-*.whl <<'PY'
+import base64, csv, hashlib, io, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+rows = list(csv.reader(io.TextIOWrapper(z.open("ray-2.60.0.dist-info/RECORD"))))
+bad = [p for p, h, n in rows if h and (h != "sha256=" + base64.urlsafe_b64encode(
+    hashlib.sha256(z.read(p)).digest()).rstrip(b"=").decode() or int(n) != z.getinfo(p).file_size)]
+listed = {p for p, _, _ in rows}
+print(len(rows), "records;", len(bad), "bad;", len(set(z.namelist()) - listed), "unlisted")
+PY
+  assert_output --regexp '^[0-9]+ records; 0 bad; 0 unlisted$'
   ! compgen -G "$dir/wheels/torch-*" >/dev/null
   ! compgen -G "$dir/wheels/wandb-*" >/dev/null
 }
