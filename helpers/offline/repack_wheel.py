@@ -3,7 +3,7 @@ each file stored uncompressed (the bundle's xz then compresses the real bytes,
 which a wheel's deflate hides from it), ELF files stripped of their symbol
 tables, and what a GPU smoke never loads left out. RECORD is rewritten (each
 file's sha256 and size, as the wheel spec asks) so pip installs the result;
-<name>.dist-info/MVP_PRUNED lists every path left out, and the `pruned` lines
+<name>.dist-info/mvp-pruned.txt lists every path left out, and the `pruned` lines
 this prints say the same for the bundle's MANIFEST.
 
 Usage: python3 repack_wheel.py OUT_DIR [--no-strip] WHEEL...
@@ -125,7 +125,7 @@ def repack(wheel: str, out_dir: str, strip: bool) -> list:
             records.append(record_line(info.filename, data))
         if dropped:
             note = "".join(f"{path}\t{why}\n" for path, why in dropped).encode()
-            note_path = record.rsplit("/", 1)[0] + "/MVP_PRUNED"
+            note_path = record.rsplit("/", 1)[0] + "/mvp-pruned.txt"
             dst.writestr(note_path, note)
             records.append(record_line(note_path, note))
         dst.writestr(record, "\n".join(records + [f"{record},,"]) + "\n")

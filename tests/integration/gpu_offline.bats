@@ -62,7 +62,7 @@ setup() {
   run unzip -l "$dir"/wheels/ray-2.60.0-*.whl
   refute_output --partial "ray/jars/"
   refute_output --partial "ray/rllib/"
-  assert_output --partial "ray-2.60.0.dist-info/MVP_PRUNED"
+  assert_output --partial "ray-2.60.0.dist-info/mvp-pruned.txt"
   # Every file the rewritten RECORD lists is there with its sha256 and size.
   run python3 - "$dir"/wheels/ray-2.60.0-*.whl <<'PY'
 import base64, csv, hashlib, io, sys, zipfile
