@@ -16,12 +16,16 @@
 # the tiny model and the data where the smoke reads them. --install-only
 # stops there (no GPU needed); --venv DIR installs into DIR instead.
 #
-# Usage: scripts/libexec/gpu_smoke.sh [--bundle DIR] [--install-only] [--venv DIR] [--steps N] [--help]
+# --report FILE prints the verdict line from FILE (verl's step metrics as
+# `51_logs.sh ID --steps --json` gives them) and does nothing else.
+#
+# Usage: scripts/libexec/gpu_smoke.sh [--bundle DIR] [--install-only] [--venv DIR] [--steps N]
+#          [--report FILE] [--help]
 # Safe to re-run: an installed bundle (the same SHA256SUMS) is a SKIP.
 set -Eeuo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-mvp::flags::spec --bundle=DIR --install-only --venv=DIR --steps=N
+mvp::flags::spec --bundle=DIR --install-only --venv=DIR --steps=N --report=FILE
 
 SMOKE_DIR=$MVP_REPO/.mvp/gpu-smoke
 
@@ -143,6 +147,14 @@ main() {
   mvp::flags::parse "$@"
   local steps=${MVP_FLAG[--steps]:-2} venv=${MVP_FLAG[--venv]:-$MVP_REPO/.venv} gpu=""
   [[ $steps =~ ^[1-9][0-9]?$ ]] || mvp::log::die "--steps '$steps' must be a whole number from 1 to 99"
+  if [[ -n ${MVP_FLAG[--report]:-} ]]; then
+    local json=""
+    [[ ! -r ${MVP_FLAG[--report]} ]] || json=$(<"${MVP_FLAG[--report]}")
+    jq -e 'type == "array" and length > 0' <<<"$json" >/dev/null 2>&1 ||
+      mvp::log::die "--report ${MVP_FLAG[--report]}: not the JSON of 51_logs.sh ID --steps --json (a list of steps)"
+    report "$json" "(the GPU of that job)" "?" "?"
+    return 0
+  fi
   [[ -n ${MVP_FLAG[--install-only]:-} ]] || gpu=$(need_gpu) || exit 1  # its one ERROR line said why
   if [[ -n ${MVP_FLAG[--bundle]:-} ]]; then
     install_bundle "${MVP_FLAG[--bundle]}" "$venv"

@@ -44,3 +44,17 @@ setup() {
   [[ $stderr == "ERROR: --xz 'fast' is not an xz preset (0-9, optionally with e)" ]]
   [[ ! -e $BATS_TEST_TMPDIR/cache ]]
 }
+
+@test "gpu smoke's verdict: mean s/step over verl's timing_s/step, each step, and the peak of verl's max_memory_allocated/reserved_gb" {
+  cat >"$BATS_TEST_TMPDIR/steps.json" <<'JSON'
+[{"step": 1, "timing_s/step": 6.314, "actor/perf/max_memory_allocated_gb": 0.031, "actor/perf/max_memory_reserved_gb": 0.05, "critic/score/mean": 0.1},
+ {"step": 2, "timing_s/step": 1.92, "actor/perf/max_memory_allocated_gb": 0.0294, "actor/perf/max_memory_reserved_gb": 0.062, "critic/score/mean": null}]
+JSON
+  run "$SMOKE" --report "$BATS_TEST_TMPDIR/steps.json"
+  assert_success
+  assert_output "GPU SMOKE PASS: 2 GRPO steps of mvp-tiny/qwen2 on (the GPU of that job): 4.12 s/step (steps: 6.31, 1.92 s), peak GPU memory 0.03 GiB allocated, 0.06 GiB reserved by torch; bring-up ? s, job ? s"
+  echo '{}' >"$BATS_TEST_TMPDIR/bad.json"
+  run --separate-stderr "$SMOKE" --report "$BATS_TEST_TMPDIR/bad.json"
+  assert_failure 1
+  [[ $stderr == "ERROR: --report $BATS_TEST_TMPDIR/bad.json: not the JSON of 51_logs.sh ID --steps --json (a list of steps)" ]]
+}
