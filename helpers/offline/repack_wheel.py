@@ -56,6 +56,12 @@ PRUNE = {
         ("ray/jars/*", "Ray's Java worker (34 MB jar): no Java jobs here"),
         ("*.map", "the dashboard UI's JavaScript source maps: debugging the UI only"),
         ("ray/rllib/*", "RLlib: Ray's own RL library; verl does not use it"),
+        ("ray/data/*", "Ray Data: verl reads its parquet with datasets, not Ray Data"),
+        ("ray/serve/*", "Ray Serve: no model serving here (the dashboard imports it only on a Serve request)"),
+        ("ray/train/*", "Ray Train: verl places its own workers"),
+        ("ray/tune/*", "Ray Tune: no hyperparameter search here"),
+        ("ray/air/*", "Ray AIR: the shared layer of Train and Tune"),
+        ("ray/llm/*", "Ray's LLM serving and batch inference"),
     ],
     "pyarrow": [
         ("pyarrow/include/*", "C++ headers: building against Arrow only"),
