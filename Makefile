@@ -125,4 +125,4 @@ gpu-smoke:
 	scripts/libexec/gpu_smoke.sh $(if $(BUNDLE),--bundle $(BUNDLE))
 
 gpu-bundle:
-	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION)
+	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS))

@@ -14,8 +14,10 @@
 # when all of it together is larger than --max-mib.
 #
 # Usage: scripts/libexec/gpu_bundle.sh [--python 3.12] [--out DIR] [--part-mib 30]
-#          [--max-mib 55] [--xz 9e] [--wheel-cache DIR] [--help]
+#          [--max-mib 55] [--xz 9e] [--wheel-cache DIR] [--host-has NAME,...] [--help]
 #   --python    the GPU host's Python (X.Y); 3.11 gives a bundle this machine installs
+#   --host-has  distributions the GPU host already has besides torch (e.g. numpy,pandas,pyarrow
+#               in an NGC PyTorch container): left out too, and named in MANIFEST.txt
 #   --out       where the bundle goes (default: .mvp/gpu-bundle/cpXY; replaced whole)
 #   --xz        xz preset (0-9, e = extreme); 0 is fast, for tests
 # The wheels are downloaded once into --wheel-cache (default
@@ -25,20 +27,21 @@
 set -Eeuo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-mvp::flags::spec --python=X.Y --out=DIR --part-mib=N --max-mib=N --xz=PRESET --wheel-cache=DIR
+mvp::flags::spec --python=X.Y --out=DIR --part-mib=N --max-mib=N --xz=PRESET --wheel-cache=DIR --host-has=NAMES
 
 # The platforms a manylinux x86_64 host with glibc 2.28+ installs.
 PLATFORMS=(manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64
   manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64
   manylinux_2_5_x86_64 manylinux1_x86_64)
 
-# The lock's pins (name==version), minus what leaves-out.txt names.
+# The lock's pins (name==version), minus what leaves-out.txt and --host-has name.
 pins() {
   local -A out=()
   local name why line
   while read -r name why; do
     [[ -z $name || $name == \#* ]] || out[$name]=1
   done <"$MVP_REPO/helpers/offline/leaves-out.txt"
+  for name in ${HOST_HAS//,/ }; do name=${name,,}; out[${name//_/-}]=1; done
   while IFS= read -r line; do
     [[ $line =~ ^([A-Za-z0-9_.-]+)==([^[:space:];\\]+) ]] || continue
     name=${BASH_REMATCH[1],,}
@@ -171,6 +174,8 @@ manifest() {
     cat "$stage/pruned.txt"
     echo "## left out of the lock (helpers/offline/leaves-out.txt)"
     grep -v '^#' "$MVP_REPO/helpers/offline/leaves-out.txt"
+    local name
+    for name in ${HOST_HAS//,/ }; do printf '%-23s the GPU host has it (--host-has)\n' "$name"; done
   } >"$out/MANIFEST.txt"
   echo "$total"
 }
@@ -179,6 +184,8 @@ main() {
   mvp::flags::parse "$@"
   local ver=${MVP_FLAG[--python]:-3.12} part=${MVP_FLAG[--part-mib]:-30} max=${MVP_FLAG[--max-mib]:-55}
   local preset=${MVP_FLAG[--xz]:-9e}
+  HOST_HAS=${MVP_FLAG[--host-has]:-}
+  [[ $HOST_HAS =~ ^[A-Za-z0-9_.,-]*$ ]] || mvp::log::die "--host-has '$HOST_HAS' is not a comma list of distribution names, e.g. numpy,pandas,pyarrow"
   [[ $ver =~ ^3\.[0-9]{1,2}$ ]] || mvp::log::die "--python '$ver' is not a Python version such as 3.12"
   [[ $part =~ ^[1-9][0-9]*$ && $max =~ ^[1-9][0-9]*$ ]] || mvp::log::die "--part-mib and --max-mib take whole MiB, e.g. 30 and 55"
   [[ $preset =~ ^[0-9]e?$ ]] || mvp::log::die "--xz '$preset' is not an xz preset (0-9, optionally with e)"
@@ -216,7 +223,7 @@ main() {
   (cd "$work/out" && sha256sum -- *.tar.xz* >SHA256SUMS)
   sed -n '/^## parts/,/^## wheels/p' "$work/out/MANIFEST.txt" | sed '1d;$d' >&2
   if ((total > max * 1048576)); then
-    mvp::log::die "the bundle is $((total / 1048576)) MiB, more than --max-mib $max (parts above); leave more out in helpers/offline/leaves-out.txt or raise --max-mib"
+    mvp::log::die "the bundle is $((total / 1048576)) MiB, more than --max-mib $max (parts above); name what the GPU host already has with --host-has (make gpu-bundle HOST_HAS=numpy,pandas,pyarrow), leave more out in helpers/offline/leaves-out.txt, or raise --max-mib"
   fi
   rm -rf "$out"
   mkdir -p "${out%/*}"
