@@ -1,7 +1,7 @@
 """Repacks wheels for the offline GPU bundle (scripts/libexec/gpu_bundle.sh):
 each file stored uncompressed (the bundle's xz then compresses the real bytes,
 which a wheel's deflate hides from it), ELF files stripped of their symbol
-tables, and what a GPU smoke never loads left out. RECORD is rewritten (each
+tables (not the libraries auditwheel grafted into <name>.libs/), and what a GPU smoke never loads left out. RECORD is rewritten (each
 file's sha256 and size, as the wheel spec asks) so pip installs the result;
 <name>.dist-info/mvp-pruned.txt lists every path left out, and the `pruned` lines
 this prints say the same for the bundle's MANIFEST.
@@ -102,6 +102,14 @@ def stripped(data: bytes) -> bytes:
         os.unlink(fh.name)
 
 
+def grafted(path: str) -> bool:
+    """A library auditwheel copied into <name>.libs/ and rewrote with patchelf:
+    strip breaks its program headers ("ELF load command address/offset not
+    page-aligned", numpy's OpenBLAS), and auditwheel's copies are stripped
+    already."""
+    return path.split("/", 1)[0].endswith(".libs")
+
+
 def record_line(path: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{path},sha256={digest},{len(data)}"
@@ -123,7 +131,7 @@ def repack(wheel: str, out_dir: str, strip: bool) -> list:
                 dropped.append((info.filename, why))
                 continue
             data = src.read(info)
-            if strip and data[:4] == ELF_MAGIC:
+            if strip and data[:4] == ELF_MAGIC and not grafted(info.filename):
                 data = stripped(data)
             copy = zipfile.ZipInfo(info.filename, date_time=info.date_time)
             copy.external_attr = info.external_attr
