@@ -36,12 +36,14 @@ setup() {
   [[ ! -e $BATS_TEST_TMPDIR/venv ]]
 }
 
-@test "gpu bundle: a bad --python or --xz is one ERROR line, nothing downloaded" {
+@test "gpu bundle: a bad --python, --xz or --host-has is one ERROR line, nothing downloaded" {
   run --separate-stderr "$MVP_REPO/scripts/libexec/gpu_bundle.sh" --python 12 --wheel-cache "$BATS_TEST_TMPDIR/cache"
   assert_failure 1
   [[ $stderr == "ERROR: --python '12' is not a Python version such as 3.12" ]]
   run --separate-stderr "$MVP_REPO/scripts/libexec/gpu_bundle.sh" --xz fast --wheel-cache "$BATS_TEST_TMPDIR/cache"
   [[ $stderr == "ERROR: --xz 'fast' is not an xz preset (0-9, optionally with e)" ]]
+  run --separate-stderr "$MVP_REPO/scripts/libexec/gpu_bundle.sh" --host-has 'numpy pandas' --wheel-cache "$BATS_TEST_TMPDIR/cache"
+  [[ $stderr == "ERROR: --host-has 'numpy pandas' is not a comma list of distribution names, e.g. numpy,pandas,pyarrow" ]]
   [[ ! -e $BATS_TEST_TMPDIR/cache ]]
 }
 
