@@ -23,8 +23,12 @@ import zipfile
 # The model families of transformers the bundle keeps: the tiny model's
 # (qwen2, which borrows from llama), the auto classes, and those verl 0.9.1
 # imports by module path (verl/models/transformers/*.py, its monkey patches).
-TRANSFORMERS_KEPT = ("auto", "llama", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen3", "qwen3_moe", "qwen3_next",
-                     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "apertus", "bart")
+# (read from verl's imports of `transformers` and `transformers.models.*`:
+# verl/utils/model.py imports MistralForSequenceClassification at its top),
+# and those peft and accelerate import by module path (bert, gpt2, bloom).
+TRANSFORMERS_KEPT = ("auto", "llama", "mistral", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen3", "qwen3_moe", "qwen3_next",
+                     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "apertus", "bart",
+                     "bert", "gpt2", "bloom")
 
 # What each distribution carries that a one-node GPU smoke (Ray head and
 # worker, `ray job submit`, verl's FSDP trainer with the hf rollout) never

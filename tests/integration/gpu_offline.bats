@@ -109,7 +109,7 @@ def square(x):
     return x * x
 print("ray task", ray.get(square.remote(7)))
 ray.shutdown()
-import verl, verl.trainer.main_ppo  # noqa: F401
+import verl, verl.trainer.main_ppo, verl.workers.engine_workers  # noqa: F401  (the trainer and its FSDP workers)
 import mvp_verl_cpu.rollout  # noqa: F401  (registers the hf rollout with verl)
 print("verl from", os.path.dirname(verl.__file__))
 import pyarrow.parquet as pq
