@@ -25,10 +25,12 @@ import zipfile
 # imports by module path (verl/models/transformers/*.py, its monkey patches).
 # (read from verl's imports of `transformers` and `transformers.models.*`:
 # verl/utils/model.py imports MistralForSequenceClassification at its top),
-# and those peft and accelerate import by module path (bert, gpt2, bloom).
+# and those peft and accelerate import by module path (bert, gpt2, bloom);
+# then what these import of each other at run time (their modular_*.py are
+# sources, never imported): encoder_decoder (auto's tokenizers), roberta (bart).
 TRANSFORMERS_KEPT = ("auto", "llama", "mistral", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen3", "qwen3_moe", "qwen3_next",
                      "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "apertus", "bart",
-                     "bert", "gpt2", "bloom")
+                     "bert", "gpt2", "bloom", "encoder_decoder", "roberta")
 
 # What each distribution carries that a one-node GPU smoke (Ray head and
 # worker, `ray job submit`, verl's FSDP trainer with the hf rollout) never

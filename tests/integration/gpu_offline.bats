@@ -114,13 +114,15 @@ import mvp_verl_cpu.rollout  # noqa: F401  (registers the hf rollout with verl)
 print("verl from", os.path.dirname(verl.__file__))
 import pyarrow.parquet as pq
 print("train rows", pq.read_table(os.path.join(shared, "datasets/gsm8k/train.parquet")).num_rows)
-from transformers import AutoModelForCausalLM
-model = AutoModelForCausalLM.from_pretrained(os.path.join(shared, "common/models/mvp-tiny/qwen2"))
-print("model", type(model).__name__)
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
+model = AutoModelForCausalLM.from_pretrained(model_dir)
+tokens = AutoTokenizer.from_pretrained(model_dir)("Natalia sold clips")["input_ids"]
+print("model", type(model).__name__, "tokens", len(tokens) > 0)
 PY
   assert_success
   assert_line "ray task 49"
   assert_line "verl from $mvp/.mvp/cache/verl-0.9.1/verl"
   assert_line --regexp '^train rows [1-9][0-9]*$'
-  assert_line "model Qwen2ForCausalLM"
+  assert_line "model Qwen2ForCausalLM tokens True"
 }
