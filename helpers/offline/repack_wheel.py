@@ -36,7 +36,11 @@ TRANSFORMERS_KEPT = ("auto", "llama", "mistral", "qwen2", "qwen2_vl", "qwen2_5_v
 # worker, `ray job submit`, verl's FSDP trainer with the hf rollout) never
 # loads: (pattern of the path in the wheel, why). fnmatch patterns; KEEP
 # names paths a pattern matches that stay all the same.
-KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + ["transformers/models/__init__.py"]}
+# Every family's __init__.py stays: AutoTokenizer imports, in the order of its
+# mapping, the first family whose tokenizer has the class's name (Qwen2Tokenizer:
+# audioflamingo3 before qwen2) and goes on only when that one lacks it.
+KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + ["transformers/models/__init__.py",
+                                                                                      "transformers/models/*/__init__.py"]}
 PRUNE = {
     "transformers": [
         ("transformers/models/*", f"model families other than {', '.join(TRANSFORMERS_KEPT)} (the tiny model is "
