@@ -108,3 +108,18 @@ bench: setup-tests
 .PHONY: docs/settings
 docs/settings:
 	PYTHONPATH=helpers python3 -m mvp settings --markdown >docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
+
+# The GPU smoke that travels (docs/first-gpu-night.md): on any host with one
+# NVIDIA GPU, 2 GRPO steps of the tiny model with real verl 0.9.1 on it (one
+# worker, the local runtime); it prints s/step and peak GPU memory and refuses
+# in one line where there is no GPU. BUNDLE=DIR installs an offline bundle
+# first. `make gpu-bundle` writes that bundle for an air-gapped GPU host that
+# has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY; it refuses above
+# 55 MiB; HOST_HAS=numpy,pandas leaves out what the host already has).
+PYTHON_VERSION ?= 3.12
+.PHONY: gpu-smoke gpu-bundle
+gpu-smoke:
+	scripts/libexec/gpu_smoke.sh $(if $(BUNDLE),--bundle $(BUNDLE))
+
+gpu-bundle:
+	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS))

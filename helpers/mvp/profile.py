@@ -1,6 +1,8 @@
 """The trainer profile (MVP_TRAINER_PROFILE): `gpu`, verl as it ships, on
 GPU nodes; `cpu`, real verl 0.9.1 on CPU-only nodes through the project's two
-extensions (helpers/verl_cpu) and the overrides of templates/profiles/cpu.yaml.
+extensions (helpers/verl_cpu) and the overrides of templates/profiles/cpu.yaml;
+`gpu-smoke`, real verl on one GPU with the tiny model and the extensions' hf
+rollout (templates/profiles/gpu-smoke.yaml, make gpu-smoke).
 
 Also the checks that catch, before submission, a job that would otherwise
 crash minutes later inside verl: a profile that does not match the cluster's
@@ -11,10 +13,12 @@ from pathlib import Path
 from . import jobspec
 from .errors import MvpError
 
-PROFILES = ("gpu", "cpu")
+PROFILES = ("gpu", "cpu", "gpu-smoke")
+# The profiles that train on GPUs, and so need accelerators Ray detected.
+GPU_PROFILES = ("gpu", "gpu-smoke")
 REPO = Path(__file__).resolve().parent.parent.parent
 PROFILE_DIR = REPO / "templates" / "profiles"
-# On a CPU-profile job's PYTHONPATH (after the snapshot): mvp_verl_cpu.
+# On a cpu or gpu-smoke job's PYTHONPATH (after the snapshot): mvp_verl_cpu.
 CPU_EXTENSIONS_DIR = REPO / "helpers" / "verl_cpu"
 # Ray adds a resource "accelerator_type:<model>" to a node where it detects
 # GPUs (or TPUs, NPUs); logical GPUs (`ray start --num-gpus` on a CPU-only
@@ -65,7 +69,7 @@ def check_cluster(profile: str, nodes: list) -> None:
     if profile == "cpu" and found:
         raise MvpError(f"MVP_TRAINER_PROFILE=cpu trains on CPUs with gloo, but this cluster has accelerators "
                        f"({', '.join(found[:3])}); unset MVP_TRAINER_PROFILE to train on them")
-    if profile == "gpu" and not found:
+    if profile in GPU_PROFILES and not found:
         raise MvpError("this cluster's nodes have no accelerator Ray detected (their GPUs, if any, are logical), "
                        "and verl would die on CUDA/NCCL minutes into the job; set MVP_TRAINER_PROFILE=cpu to train "
                        "on CPUs, or run on GPU nodes")

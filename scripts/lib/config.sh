@@ -154,7 +154,7 @@ mvp::config::derive() {
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
-  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu)$ ]] || mvp::log::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu or cpu"
+  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu|gpu-smoke)$ ]] || mvp::log::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu, cpu or gpu-smoke"
   [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::log::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
   # The Ray token: one 0600 file on the shared storage (mvp::ray::auth_token).
   MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token

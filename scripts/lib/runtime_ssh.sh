@@ -254,6 +254,52 @@ mvp::rt::down_node() {
   mvp::run::cmd mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1
 }
 
+# What the platform image of a node must hold besides sshd (which answered):
+# python3 with Ray at the host client's version (helpers/requirements.txt),
+# its CLI, and the modules the helpers and verl's data need; distribution ->
+# module, the probe's NEEDS argument.
+declare -gA MVP_SSH_NEEDS=([pyyaml]=yaml [pyarrow]=pyarrow [hydra-core]=hydra)
+mvp::rt::needs_arg() {
+  local d
+  for d in "${!MVP_SSH_NEEDS[@]}"; do printf '%s:%s ' "$d" "${MVP_SSH_NEEDS[$d]}"; done
+}
+
+# "name==version" of distribution NAME as helpers/requirements.txt pins it
+# (a machine-read file: one requirement a line).
+mvp::rt::pin() {
+  local name=$1 line re="^${1}(\[[^]]*\])?==([^[:space:];#]+)"
+  while IFS= read -r line; do
+    [[ ${line,,} =~ $re ]] && { echo "$name==${BASH_REMATCH[2]}"; return 0; }
+  done <"$MVP_REPO/helpers/requirements.txt"
+  echo "$name"
+}
+
+# mvp::rt::prereq_node_image WHERE RAY RAY_CLI LACKS: one PROBLEM line naming
+# everything the node's image lacks (Ray at the wrong version counts) and
+# the one pip command that brings it.
+mvp::rt::prereq_node_image() {
+  local where=$1 ray=$2 ray_cli=$3 d want
+  local -a lacks=() install=()
+  read -r -a lacks <<<"$4"
+  want=$(mvp::rt::pin ray)
+  want=${want#ray==}
+  if [[ $ray == missing ]]; then
+    lacks=("ray (none installed)" "${lacks[@]}")
+  elif [[ $ray != "$want" ]]; then
+    lacks=("ray $want (it has $ray)" "${lacks[@]}")
+  elif [[ $ray_cli == missing ]]; then
+    lacks=("the ray CLI on PATH" "${lacks[@]}")
+  fi
+  ((${#lacks[@]})) || return 0
+  [[ $ray == "$want" && $ray_cli != missing ]] || install+=("'ray[default]==$want'")
+  for d in "${lacks[@]}"; do
+    [[ -n ${MVP_SSH_NEEDS[$d]:-} ]] && install+=("'$(mvp::rt::pin "$d")'")
+  done
+  local what
+  what=$(printf '%s, ' "${lacks[@]}")
+  MVP_PROBLEMS+=("$where: the node image lacks ${what%, }; install in the image: pip install ${install[*]} (or set MVP_SSH_PATH to an environment that has them)")
+}
+
 # 00 on ssh: every node is probed at once (one ssh each, the probe on
 # stdin) and every problem of every node is reported.
 mvp::rt::prereq() {
@@ -276,7 +322,8 @@ mvp::rt::prereq() {
     {
       if mvp::rt::reach "$i" >"$dir/$i.why"; then
         mvp::rt::exec "${MVP_NODES[$i]}" sh -s -- "$SHARED_ROOT" "$nonce_name" "$MVP_NODE_REPO" \
-          "$( ((i == 0)) && echo 0 || echo "$gpus")" "$( ((i == 0)) && echo "$MVP_NODE_VERL_SRC")" "${ports[@]}" \
+          "$( ((i == 0)) && echo 0 || echo "$gpus")" "$( ((i == 0)) && echo "$MVP_NODE_VERL_SRC")" \
+          "$(mvp::rt::needs_arg)" "${ports[@]}" \
           <"$probe" >"$dir/$i.out" 2>"$dir/$i.err" || echo "probe exit $?" >"$dir/$i.fail"
       fi
     } &
@@ -284,7 +331,7 @@ mvp::rt::prereq() {
   done
   wait "${pids[@]}" || true
   [[ -z $nonce_name ]] || rm -f "$MVP_HOST_SHARED_DIR/$nonce_name"
-  local head_ray="" where
+  local where
   local -A seen_ifaces=()
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     where=$(mvp::rt::describe "$i")
@@ -300,13 +347,10 @@ mvp::rt::prereq() {
       MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/libexec/ssh_probe.sh")
       continue
     fi
-    [[ ${r[python]:-missing} != missing ]] || MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
-    if [[ ${r[ray]:-missing} == missing || ${r[ray_cli]:-missing} == missing ]]; then
-      MVP_PROBLEMS+=("$where: ray (python package and CLI) is missing; install ray[default] in the node image or set MVP_SSH_PATH")
-    elif ((i == 0)); then
-      head_ray=${r[ray]}
-    elif [[ -n $head_ray && ${r[ray]} != "$head_ray" ]]; then
-      MVP_PROBLEMS+=("$where: Ray ${r[ray]}, the head has $head_ray; every node needs the head's Ray version")
+    if [[ ${r[python]:-missing} == missing ]]; then
+      MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
+    else
+      mvp::rt::prereq_node_image "$where" "${r[ray]:-missing}" "${r[ray_cli]:-missing}" "${r[lacks]:-}"
     fi
     case ${r[shared]:-} in
       missing) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT does not exist there; mount the shared storage at $SHARED_ROOT") ;;

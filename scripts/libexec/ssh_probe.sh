@@ -3,13 +3,32 @@
 # ssh's stdin to `sh -s` (POSIX sh: the node's login shell may be dash).
 # Prints key=value lines (the output contract of kv.sh; POSIX sh has no
 # mvp::kv::emit, so plain echo), which runtime_ssh.sh reads with mvp::kv::read.
-# Arguments: SHARED_ROOT NONCE_FILE NODE_REPO GPUS_NEEDED VERL_SRC [IP:PORT...]
-shared=$1 nonce_file=$2 repo=$3 gpus=$4 verl=$5
-shift 5
+# Arguments: SHARED_ROOT NONCE_FILE NODE_REPO GPUS_NEEDED VERL_SRC NEEDS [IP:PORT...]
+# NEEDS: "distribution:module ..." that a node's python3 must import (the
+# answer's `lacks` names the distributions whose module is not there).
+shared=$1 nonce_file=$2 repo=$3 gpus=$4 verl=$5 needs=$6
+shift 6
 echo "hostname=$(hostname 2>/dev/null || echo unknown)"
 if command -v python3 >/dev/null 2>&1; then
   echo "python=$(python3 -c 'import platform; print(platform.python_version())' 2>/dev/null || echo missing)"
   echo "ray=$(python3 -c 'from importlib.metadata import version; print(version("ray"))' 2>/dev/null || echo missing)"
+  # A module is there when it has a file: an empty directory of its name
+  # (a namespace package) is not the package. Nothing is imported.
+  # shellcheck disable=SC2086  # NEEDS is one word per distribution
+  echo "lacks=$(python3 - $needs <<'PY'
+import importlib.util, sys
+lacks = []
+for item in sys.argv[1:]:
+    dist, module = item.split(":", 1)
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or spec.origin is None:
+        lacks.append(dist)
+print(" ".join(lacks))
+PY
+)"
 else
   echo "python=missing"
   echo "ray=missing"

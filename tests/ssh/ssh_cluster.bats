@@ -33,6 +33,15 @@ setup() {
   load ../test_helper/ssh_nodes
 }
 
+# A test that planted gaps in a node's image removes them, pass or fail.
+teardown() {
+  if [[ -f $BATS_TEST_TMPDIR/planted ]]; then
+    local -a mounts
+    mapfile -t mounts <"$BATS_TEST_TMPDIR/planted"
+    unplant_image_gaps "${mounts[@]}"
+  fi
+}
+
 @test "ssh: a session lands in its node's own PID namespace and hostname, with the shared storage at /private" {
   local i init
   echo "written on the host" >"$MVP_HOST_SHARED_DIR/seen-by-nodes"
@@ -83,6 +92,38 @@ setup() {
   NCCL_SOCKET_IFNAME=$iface run ssh_rb 00_prereq_check
   assert_success
   refute_output --partial "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set"
+}
+
+# Undoes plant_image_gaps (a failed test included): the node's own mounts.
+unplant_image_gaps() {
+  local init m
+  init=$(ssh_node_init_pid 2) || return 0
+  for m in "$@"; do nsenter -t "$init" -m umount "$m" 2>/dev/null || true; done
+}
+
+@test "00 on ssh: a node whose image lacks pyarrow and has another Ray is one PROBLEM line naming both and the pip command" {
+  local site init dist fake=$BATS_TEST_TMPDIR/ray-dist-info empty=$BATS_TEST_TMPDIR/empty
+  site=$(realpath "$MVP_REPO/.venv/lib/python3.11/site-packages")
+  dist=$site/ray-2.60.0.dist-info
+  [[ -f $dist/METADATA && -f $site/pyarrow/__init__.py ]]
+  init=$(ssh_node_init_pid 2)
+  mkdir "$empty"
+  cp -r "$dist" "$fake"
+  sed -i 's/^Version: 2.60.0$/Version: 2.59.0/' "$fake/METADATA"
+  # Worker 1's image (node 2's own mount namespace) loses pyarrow and gets Ray 2.59.0.
+  printf '%s\n' "$site/pyarrow" "$dist" >"$BATS_TEST_TMPDIR/planted"
+  nsenter -t "$init" -m mount --bind "$empty" "$site/pyarrow"
+  nsenter -t "$init" -m mount --bind "$fake" "$dist"
+  run ssh_rb 00_prereq_check
+  unplant_image_gaps "$site/pyarrow" "$dist"
+  assert_failure
+  local ip
+  ip=$(ssh_node_ip 2)
+  assert_line "PROBLEM: mvp11-ray-worker-1 ($ip:$SSH_TEST_PORT): the node image lacks ray 2.60.0 (it has 2.59.0), pyarrow; install in the image: pip install 'ray[default]==2.60.0' 'pyarrow==26.0.1' (or set MVP_SSH_PATH to an environment that has them)"
+  assert_line "ERROR: 1 problem(s) found; fix them and run this again"
+  # The other nodes are whole; once the mounts are gone, 00 passes again.
+  run ssh_rb 00_prereq_check
+  assert_success
 }
 
 @test "token auth: the dashboard refuses a request without the token (401) and a wrong one (403); the token file is 0600 in a 0700 directory" {

@@ -69,19 +69,51 @@ quoted() { printf '%q ' "$@"; }
   assert_output 0
 }
 
-@test "GPU overlay: one string per device id from MVP_WORKER_GPU_IDS, NCCL's ulimits and /dev/shm, only on the workers" {
+# The overlay 01 wrote, as JSON.
+overlay_json() {
+  "$MVP_REPO/.venv/bin/python" -c '
+import json, sys, yaml
+print(json.dumps(yaml.safe_load(open(sys.argv[1])), sort_keys=True))' "$OVERLAY"
+}
+
+@test "GPU overlay: one string per device id from MVP_WORKER_GPU_IDS, NCCL's ulimits, the host's IPC (/dev/shm) for both workers with cuMem off, only on the workers" {
   run "$MVP_REPO/scripts/01_up.sh"
   assert_success
-  run "$MVP_REPO/.venv/bin/python" -c '
-import json, sys, yaml
-doc = yaml.safe_load(open(sys.argv[1]))
-print(json.dumps(doc, sort_keys=True))' "$OVERLAY"
+  run overlay_json
   assert_success
   local doc=$output
   jq -e '.services | keys == ["ray-worker-0", "ray-worker-1"]' <<<"$doc"
   jq -e '.services["ray-worker-0"].deploy.resources.reservations.devices == [{"driver": "nvidia", "capabilities": ["gpu"], "device_ids": ["0", "1", "2", "3"]}]' <<<"$doc"
   jq -e '.services["ray-worker-1"].deploy.resources.reservations.devices[0].device_ids == ["4", "5", "6", "7"]' <<<"$doc"
-  jq -e 'all(.services[]; .ulimits == {"memlock": -1, "stack": 67108864} and .shm_size == "16g")' <<<"$doc"
+  jq -e 'all(.services[]; .ulimits == {"memlock": -1, "stack": 67108864} and .ipc == "host" and (has("shm_size") | not))' <<<"$doc"
+  jq -e 'all(.services[]; .environment == {"NCCL_CUMEM_ENABLE": "0"})' <<<"$doc"
+}
+
+@test "GPU overlay, MVP_COMPOSE_IPC=private: each worker its own /dev/shm of MVP_SHM_SIZE, no shared IPC, cuMem left alone" {
+  MVP_COMPOSE_IPC=private MVP_SHM_SIZE=32g run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run overlay_json
+  local doc=$output
+  jq -e 'all(.services[]; .shm_size == "32g" and (has("ipc") | not) and (has("environment") | not))' <<<"$doc"
+  MVP_COMPOSE_IPC=shareable run --separate-stderr "$MVP_REPO/scripts/01_up.sh"
+  assert_failure
+  [[ $(grep -c '^ERROR: ' <<<"$stderr") == 1 && $stderr == *"MVP_COMPOSE_IPC"* ]]
+}
+
+@test "one worker holding all 8 GPUs of the host (MVP_WORKERS=1): only ray-head and ray-worker-0 are created, the overlay reserves the 8, no cuMem override" {
+  export MVP_WORKERS=1 MVP_GPUS_PER_WORKER=8 MVP_WORKER_GPU_IDS=0,1,2,3,4,5,6,7
+  run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run cat "$MVP_STUB_LOG"
+  assert_line "$(quoted docker compose -f "$MVP_REPO/docker-compose.yaml" -f "$OVERLAY" -p mvp-v11 up -d ray-head ray-worker-0)"
+  assert_line "  env MVP_WORKER0_IP=172.28.0.3"
+  run overlay_json
+  local doc=$output
+  jq -e '.services | keys == ["ray-worker-0"]' <<<"$doc"
+  jq -e '.services["ray-worker-0"] | .deploy.resources.reservations.devices[0].device_ids == ["0","1","2","3","4","5","6","7"] and .ipc == "host" and (has("environment") | not)' <<<"$doc"
+  MVP_WORKERS=3 MVP_WORKER_GPU_IDS="0 1 2" MVP_STUB_GPUS=8 run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_failure
+  assert_output --partial "PROBLEM: docker-compose.yaml defines 2 workers but MVP_WORKERS=3; set MVP_WORKERS=1 (one worker holding all the host's GPUs) or 2"
 }
 
 @test "MVP_COMPOSE_GPUS=logical: docker-compose.yaml alone, no overlay, no GPU check" {
@@ -117,13 +149,15 @@ print(json.dumps(doc, sort_keys=True))' "$OVERLAY"
   MVP_REAL_DOCKER_COMPOSE=$(PATH=${PATH//"$MVP_REPO/tests/test_helper/stubs:"/} command -v docker-compose) ||
     fail "docker-compose is not installed; run make setup"
   export MVP_REAL_DOCKER_COMPOSE
-  local gpus ids cli n=0
+  local gpus ids cli ipc n=0
   for gpus in logical nvidia; do
     for ids in "0,1,2,3 4,5,6,7" "GPU-0b6a6c3e-1b4f-4c39-a3f2-1d2e3f4a5b6c,1 2,3"; do
       for cli in 1 0; do
         n=$((n + 1))
+        ipc=host
+        ((n % 2)) || ipc=private
         export MVP_STUB_COMPOSE_CONFIG=$BATS_TEST_TMPDIR/merged-$n.yaml
-        MVP_COMPOSE_GPUS=$gpus MVP_WORKER_GPU_IDS=$ids MVP_STUB_COMPOSE_PLUGIN=$cli run "$MVP_REPO/scripts/01_up.sh"
+        MVP_COMPOSE_IPC=$ipc MVP_COMPOSE_GPUS=$gpus MVP_WORKER_GPU_IDS=$ids MVP_STUB_COMPOSE_PLUGIN=$cli run "$MVP_REPO/scripts/01_up.sh"
         assert_success
         [[ -s $MVP_STUB_COMPOSE_CONFIG ]]
         local -a files=("$MVP_REPO/docker-compose.yaml" "$MVP_STUB_COMPOSE_CONFIG")
@@ -136,8 +170,11 @@ print(json.dumps(doc, sort_keys=True))' "$OVERLAY"
           run "$MVP_REPO/.venv/bin/python" -c '
 import sys, yaml
 svc = yaml.safe_load(open(sys.argv[1]))["services"]
-print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]) for i in (0, 1)))' "$MVP_STUB_COMPOSE_CONFIG"
-          assert_output "$ids"
+print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]) for i in (0, 1)))
+print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray-head"].get("ipc"))' "$MVP_STUB_COMPOSE_CONFIG"
+          assert_line --index 0 "$ids"
+          # The engine shares the host's IPC with the workers only, and only with ipc=host.
+          if [[ $ipc == host ]]; then assert_line --index 1 "host host None"; else assert_line --index 1 "None None None"; fi
         else
           run grep -c "device_ids" "$MVP_STUB_COMPOSE_CONFIG"
           assert_output 0
@@ -145,6 +182,14 @@ print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservati
       done
     done
   done
+  # One worker holding every GPU of the host: ray-worker-1 is not created but
+  # the file still interpolates (its address is one no container gets).
+  export MVP_STUB_COMPOSE_CONFIG=$BATS_TEST_TMPDIR/merged-one.yaml
+  MVP_WORKERS=1 MVP_GPUS_PER_WORKER=8 MVP_WORKER_GPU_IDS=0,1,2,3,4,5,6,7 run "$MVP_REPO/scripts/01_up.sh"
+  assert_success
+  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/validate_compose.py" "$schema" "$MVP_STUB_COMPOSE_CONFIG" "$OVERLAY"
+  assert_success
+  grep -q 'ipv4_address: 172.28.0.4' "$MVP_STUB_COMPOSE_CONFIG"
 }
 
 @test "01_up (compose): running containers are a SKIP and no compose command is issued" {

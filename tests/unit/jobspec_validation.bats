@@ -385,7 +385,7 @@ print(json.loads(argv[argv.index("--runtime-env-json") + 1])["env_vars"]["PYTHON
 @test "profile: an unknown MVP_TRAINER_PROFILE is one line naming the profiles" {
   MVP_TRAINER_PROFILE=tpu run submit_flags
   assert_failure
-  assert_output "ERROR: MVP_TRAINER_PROFILE='tpu' is not a profile; use one of gpu, cpu"
+  assert_output "ERROR: MVP_TRAINER_PROFILE='tpu' is not a profile; use one of gpu, cpu, gpu-smoke"
 }
 
 @test "preflight: a model directory without weights, or without a chat template, is refused in one line before anything is written" {
@@ -412,9 +412,9 @@ from mvp.errors import MvpError
 cpu_node = {"state": "ALIVE", "node_ip": "10.0.0.3", "resources_total": {"CPU": 16, "GPU": 4, "worker_node": 100}}
 gpu_node = {"state": "ALIVE", "node_ip": "10.0.0.4", "resources_total": {"GPU": 8, "accelerator_type:H100": 1}}
 dead_gpu = dict(gpu_node, state="DEAD")
-for prof, nodes in (("cpu", [cpu_node]), ("cpu", [cpu_node, dead_gpu]), ("gpu", [gpu_node])):
+for prof, nodes in (("cpu", [cpu_node]), ("cpu", [cpu_node, dead_gpu]), ("gpu", [gpu_node]), ("gpu-smoke", [gpu_node])):
     profile.check_cluster(prof, nodes)
-for prof, nodes in (("cpu", [cpu_node, gpu_node]), ("gpu", [cpu_node])):
+for prof, nodes in (("cpu", [cpu_node, gpu_node]), ("gpu", [cpu_node]), ("gpu-smoke", [cpu_node])):
     try:
         profile.check_cluster(prof, nodes)
     except MvpError as exc:
@@ -423,6 +423,22 @@ PY
   assert_success
   assert_line "cpu: MVP_TRAINER_PROFILE=cpu trains on CPUs with gloo, but this cluster has accelerators (accelerator_type:H100 on 10.0.0.4); unset MVP_TRAINER_PROFILE to train on them"
   assert_line --partial "gpu: this cluster's nodes have no accelerator Ray detected"
+  assert_line --partial "gpu-smoke: this cluster's nodes have no accelerator Ray detected"
+}
+
+@test "the gpu-smoke profile: verl's own GPU platform (no VERL_PLATFORM), CUDA, one GPU, the hf rollout of helpers/verl_cpu on the PYTHONPATH, 2 steps" {
+  run "$MVP_REPO/.venv/bin/python" - <<'PY'
+import json, sys
+sys.path.insert(0, "helpers")
+from mvp import profile
+o = profile.overlay("gpu-smoke", "grpo")
+print(json.dumps({"env": o.env_vars, "ov": o.overrides, "pp": o.pythonpath}, sort_keys=True))
+PY
+  assert_success
+  jq -e '.env == {"VERL_USE_EXTERNAL_MODULES": "mvp_verl_cpu"}' <<<"$output"
+  jq -e '.ov["actor_rollout_ref.rollout.name"] == "hf" and .ov["trainer.device"] == "cuda" and .ov["trainer.n_gpus_per_node"] == "1"
+         and .ov["trainer.nnodes"] == "1" and .ov["trainer.total_training_steps"] == "2"' <<<"$output"
+  jq -e --arg d "$MVP_REPO/helpers/verl_cpu" '.pp == $d' <<<"$output"
 }
 
 @test "--resume-from: an unknown job, a job without checkpoints, another workload or a missing step is one line; a good one sets verl's resume_path and records the link" {

@@ -1,0 +1,177 @@
+"""Repacks wheels for the offline GPU bundle (scripts/libexec/gpu_bundle.sh):
+each file stored uncompressed (the bundle's xz then compresses the real bytes,
+which a wheel's deflate hides from it), ELF files stripped of their symbol
+tables (not the libraries auditwheel grafted into <name>.libs/), and what a GPU smoke never loads left out. RECORD is rewritten (each
+file's sha256 and size, as the wheel spec asks) so pip installs the result;
+<name>.dist-info/mvp-pruned.txt lists every path left out, and the `pruned` lines
+this prints say the same for the bundle's MANIFEST.
+
+Usage: python3 repack_wheel.py OUT_DIR [--no-strip] WHEEL...
+Standard library only; `strip` (binutils) when present.
+"""
+import argparse
+import base64
+import fnmatch
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+# The model families of transformers the bundle keeps: the tiny model's
+# (qwen2, which borrows from llama), the auto classes, and those verl 0.9.1
+# imports by module path (verl/models/transformers/*.py, its monkey patches).
+# (read from verl's imports of `transformers` and `transformers.models.*`:
+# verl/utils/model.py imports MistralForSequenceClassification at its top),
+# and those peft and accelerate import by module path (bert, gpt2, bloom);
+# then what these import of each other at run time (their modular_*.py are
+# sources, never imported): encoder_decoder (auto's tokenizers), roberta (bart).
+TRANSFORMERS_KEPT = ("auto", "llama", "mistral", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen3", "qwen3_moe", "qwen3_next",
+                     "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "glm4v", "glm46v", "apertus", "bart",
+                     "bert", "gpt2", "bloom", "encoder_decoder", "roberta")
+
+# What each distribution carries that a one-node GPU smoke (Ray head and
+# worker, `ray job submit`, verl's FSDP trainer with the hf rollout) never
+# loads: (pattern of the path in the wheel, why). fnmatch patterns; KEEP
+# names paths a pattern matches that stay all the same.
+# Every family's __init__.py stays: AutoTokenizer imports, in the order of its
+# mapping, the first family whose tokenizer has the class's name (Qwen2Tokenizer:
+# audioflamingo3 before qwen2) and goes on only when that one lacks it.
+KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + ["transformers/models/__init__.py",
+                                                                                      "transformers/models/*/__init__.py"]}
+PRUNE = {
+    "transformers": [
+        ("transformers/models/*", f"model families other than {', '.join(TRANSFORMERS_KEPT)} (the tiny model is "
+                                  "qwen2; these are the ones verl imports by name)"),
+    ],
+    "pillow": [
+        ("pillow.libs/libavif*", "AVIF images (5 MB): the smoke's data is text"),
+        ("PIL/_avif*", "AVIF images: the smoke's data is text"),
+        ("pillow.libs/libwebp*", "WebP images: the smoke's data is text"),
+        ("pillow.libs/libsharpyuv*", "WebP images: the smoke's data is text"),
+        ("PIL/_webp*", "WebP images: the smoke's data is text"),
+        ("pillow.libs/libfreetype*", "drawing text on images (fonts)"),
+        ("pillow.libs/libharfbuzz*", "drawing text on images (fonts)"),
+        ("pillow.libs/libbrotli*", "drawing text on images (fonts)"),
+        ("pillow.libs/libpng16*", "drawing text on images (fonts)"),
+        ("PIL/_imagingft*", "drawing text on images (fonts)"),
+        ("pillow.libs/liblcms2*", "colour management of images"),
+        ("PIL/_imagingcms*", "colour management of images"),
+    ],
+    "numpy": [("numpy/tests/*", "numpy's test suite"), ("numpy/*/tests/*", "numpy's test suite")],
+    "pandas": [("pandas/tests/*", "pandas's test suite (18 MB)")],
+    "ray": [
+        ("ray/jars/*", "Ray's Java worker (34 MB jar): no Java jobs here"),
+        ("*.map", "the dashboard UI's JavaScript source maps: debugging the UI only"),
+        ("ray/rllib/*", "RLlib: Ray's own RL library; verl does not use it"),
+        ("ray/data/*", "Ray Data: verl reads its parquet with datasets, not Ray Data"),
+        ("ray/serve/*", "Ray Serve: no model serving here (the dashboard imports it only on a Serve request)"),
+        ("ray/train/*", "Ray Train: verl places its own workers"),
+        ("ray/tune/*", "Ray Tune: no hyperparameter search here"),
+        ("ray/air/*", "Ray AIR: the shared layer of Train and Tune"),
+        ("ray/llm/*", "Ray's LLM serving and batch inference"),
+    ],
+    "pyarrow": [
+        ("pyarrow/include/*", "C++ headers: building against Arrow only"),
+        ("pyarrow/src/*", "C++ sources: building against Arrow only"),
+        ("pyarrow/tests/*", "pyarrow's test suite"),
+        ("pyarrow/*flight*", "Arrow Flight RPC (32 MB): not used for parquet files"),
+        ("pyarrow/*s3*", "the S3 filesystem (17 MB): data is on the shared root"),
+        ("pyarrow/_pyarrow_cpp_tests*", "pyarrow's C++ test hooks"),
+    ],
+}
+ELF_MAGIC = b"\x7fELF"
+
+
+def dist_name(wheel: str) -> str:
+    return os.path.basename(wheel).split("-", 1)[0].lower().replace("_", "-")
+
+
+def pruned_by(dist: str, path: str):
+    if any(fnmatch.fnmatch(path, keep) for keep in KEEP.get(dist, ())):
+        return None
+    for pattern, why in PRUNE.get(dist, ()):
+        if fnmatch.fnmatch(path, pattern):
+            return why
+    return None
+
+
+def stripped(data: bytes) -> bytes:
+    """DATA without its symbol tables (strip --strip-unneeded), or DATA."""
+    with tempfile.NamedTemporaryFile(delete=False) as fh:
+        fh.write(data)
+    try:
+        done = subprocess.run(["strip", "--strip-unneeded", fh.name], capture_output=True)
+        if done.returncode != 0:
+            return data
+        with open(fh.name, "rb") as back:
+            return back.read()
+    finally:
+        os.unlink(fh.name)
+
+
+def grafted(path: str) -> bool:
+    """A library auditwheel copied into <name>.libs/ and rewrote with patchelf:
+    strip breaks its program headers ("ELF load command address/offset not
+    page-aligned", numpy's OpenBLAS), and auditwheel's copies are stripped
+    already."""
+    return path.split("/", 1)[0].endswith(".libs")
+
+
+def record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def repack(wheel: str, out_dir: str, strip: bool) -> list:
+    """Writes OUT_DIR/<same name>; returns [(path, why)] of what it left out."""
+    dist, dropped, records = dist_name(wheel), [], []
+    out = os.path.join(out_dir, os.path.basename(wheel))
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out + ".tmp", "w", zipfile.ZIP_STORED) as dst:
+        names = src.namelist()
+        # The wheel's own RECORD, at the top: a vendored package may carry one deeper.
+        record = next(n for n in names if n.count("/") == 1 and n.endswith(".dist-info/RECORD"))
+        for info in src.infolist():
+            if info.is_dir() or info.filename == record:
+                continue
+            why = pruned_by(dist, info.filename)
+            if why:
+                dropped.append((info.filename, why))
+                continue
+            data = src.read(info)
+            if strip and data[:4] == ELF_MAGIC and not grafted(info.filename):
+                data = stripped(data)
+            copy = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            copy.external_attr = info.external_attr
+            dst.writestr(copy, data)
+            records.append(record_line(info.filename, data))
+        if dropped:
+            note = "".join(f"{path}\t{why}\n" for path, why in dropped).encode()
+            note_path = record.rsplit("/", 1)[0] + "/mvp-pruned.txt"
+            dst.writestr(note_path, note)
+            records.append(record_line(note_path, note))
+        dst.writestr(record, "\n".join(records + [f"{record},,"]) + "\n")
+    os.replace(out + ".tmp", out)
+    return dropped
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--no-strip", action="store_true")
+    ap.add_argument("wheels", nargs="+")
+    args = ap.parse_args()
+    strip = not args.no_strip and shutil.which("strip") is not None
+    for wheel in args.wheels:
+        dropped = repack(wheel, args.out_dir, strip)
+        reasons = sorted({why for _, why in dropped})
+        for why in reasons:
+            count = sum(1 for _, w in dropped if w == why)
+            print(f"pruned\t{os.path.basename(wheel)}\t{count} files\t{why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

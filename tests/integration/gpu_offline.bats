@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# The offline GPU bundle (make gpu-bundle) and the GPU smoke's install step,
+# everything of them that needs no GPU: a bundle built for THIS machine's
+# Python (--python 3.11; the GPU host's is 3.12, the same code with another
+# tag) with small parts, so the split and the join are exercised; its
+# checkout unpacked as a user would, and its install run into a clean venv
+# that holds only torch (the CPU 2.13.0 wheel); then Ray (pruned, stripped)
+# starts a real local cluster and runs a task, and verl, the hf rollout, the
+# parquet data and the tiny model load from what the bundle put there.
+# The wheels are downloaded once into MVP_TEST_WHEEL_CACHE (default
+# .mvp/cache/gpu-bundle/wheels-cp311) from the configured package index.
+
+setup_file() {
+  load ../test_helper/common
+  export BUNDLE=$BATS_FILE_TMPDIR/bundle HOSTDIR=$BATS_FILE_TMPDIR/gpu-host
+  local cache=${MVP_TEST_WHEEL_CACHE:-$MVP_REPO/.mvp/cache/gpu-bundle/wheels-cp311} start=$SECONDS
+  "$MVP_REPO/scripts/libexec/gpu_bundle.sh" --python 3.11 --xz 0 --part-mib 8 --max-mib 2000 \
+    --out "$BUNDLE" --wheel-cache "$cache" >"$BATS_FILE_TMPDIR/bundle.out" 2>"$BATS_FILE_TMPDIR/bundle.log" ||
+    { cat "$BATS_FILE_TMPDIR/bundle.log" >&3; return 1; }
+  echo "# gpu bundle (cp311, xz -0): built in $((SECONDS - start)) s" >&3
+  # The GPU host: the bundle's checkout, and a venv with nothing but torch.
+  start=$SECONDS
+  mkdir -p "$HOSTDIR/mvp"
+  cat "$BUNDLE"/mvp-checkout.tar.xz* | tar -xJ -C "$HOSTDIR/mvp"
+  python3 -m venv "$HOSTDIR/venv"
+  "$HOSTDIR/venv/bin/python" -m pip install -q torch==2.13.0 >"$BATS_FILE_TMPDIR/torch.log" 2>&1 ||
+    { cat "$BATS_FILE_TMPDIR/torch.log" >&3; return 1; }
+  echo "# a clean venv with torch 2.13.0: $((SECONDS - start)) s" >&3
+}
+
+setup() {
+  load ../test_helper/common
+}
+
+@test "gpu bundle: every part within --part-mib (the wheels split into numbered parts), SHA256SUMS of each, the path printed last" {
+  run tail -n 1 "$BATS_FILE_TMPDIR/bundle.out"
+  assert_output "$BUNDLE"
+  local f n=0
+  for f in "$BUNDLE"/*.tar.xz*; do
+    (($(stat -c %s "$f") <= 8 * 1048576)) || fail "$f is larger than 8 MiB"
+    n=$((n + 1))
+  done
+  [[ -f $BUNDLE/wheels.tar.xz.00 && -f $BUNDLE/wheels.tar.xz.01 && ! -e $BUNDLE/wheels.tar.xz ]]
+  [[ $(wc -l <"$BUNDLE/SHA256SUMS") == "$n" ]]
+  (cd "$BUNDLE" && sha256sum --quiet -c SHA256SUMS)
+}
+
+@test "gpu bundle: MANIFEST names what it left out and why (Ray's jar, RLlib, source maps; pyarrow's Flight and S3; the lock's wandb, av, torch)" {
+  local m=$BUNDLE/MANIFEST.txt
+  grep -qE '^pruned	ray-2\.60\.0-cp311-[^	]*	[0-9]+ files	Ray.s Java worker' "$m"
+  grep -qE '^pruned	ray-2\.60\.0-.*RLlib' "$m"
+  grep -qE '^pruned	ray-2\.60\.0-.*source maps' "$m"
+  grep -qE '^pruned	pyarrow-26\.0\.1-.*Arrow Flight' "$m"
+  grep -qE '^wandb +Weights' "$m"
+  grep -qE '^av +PyAV' "$m"
+  grep -qE '^torch +the GPU host' "$m"
+  grep -qE '^ *[0-9]+  total \([0-9.]+ MiB\)$' "$m"
+  # The repacked wheel itself: no jar, its own list of what it lost, a RECORD pip accepts.
+  local dir=$BATS_TEST_TMPDIR/w
+  mkdir "$dir"
+  cat "$BUNDLE"/wheels.tar.xz.* | tar -xJ -C "$dir"
+  run unzip -l "$dir"/wheels/ray-2.60.0-*.whl
+  refute_output --partial "ray/jars/"
+  refute_output --partial "ray/rllib/"
+  assert_output --partial "ray-2.60.0.dist-info/mvp-pruned.txt"
+  # Every file the rewritten RECORD lists is there with its sha256 and size.
+  run python3 - "$dir"/wheels/ray-2.60.0-*.whl <<'PY'
+import base64, csv, hashlib, io, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+rows = list(csv.reader(io.TextIOWrapper(z.open("ray-2.60.0.dist-info/RECORD"))))
+bad = [p for p, h, n in rows if h and (h != "sha256=" + base64.urlsafe_b64encode(
+    hashlib.sha256(z.read(p)).digest()).rstrip(b"=").decode() or int(n) != z.getinfo(p).file_size)]
+listed = {p for p, _, _ in rows}
+print(len(rows), "records;", len(bad), "bad;", len(set(z.namelist()) - listed), "unlisted")
+PY
+  assert_output --regexp '^[0-9]+ records; 0 bad; 0 unlisted$'
+  ! compgen -G "$dir/wheels/torch-*" >/dev/null
+  ! compgen -G "$dir/wheels/wandb-*" >/dev/null
+}
+
+@test "gpu smoke --install-only: the bundle goes into a venv holding only torch with pip --no-index --no-deps; a second run is a SKIP" {
+  local log=$BATS_TEST_TMPDIR/install.log
+  PIP_NO_INDEX=1 run "$HOSTDIR/mvp/scripts/libexec/gpu_smoke.sh" --install-only --bundle "$BUNDLE" --venv "$HOSTDIR/venv"
+  assert_success
+  assert_output --partial "installing "
+  [[ -f $HOSTDIR/mvp/.mvp/cache/verl-0.9.1/verl/__init__.py ]]
+  [[ -f $HOSTDIR/mvp/.mvp/gpu-smoke/shared/datasets/gsm8k/train.parquet ]]
+  [[ -d $HOSTDIR/mvp/.mvp/gpu-smoke/shared/common/models/mvp-tiny/qwen2 ]]
+  run "$HOSTDIR/venv/bin/python" -m pip list --format=freeze
+  assert_line "ray==2.60.0"
+  assert_line "torch==2.13.0+cpu"
+  refute_line --regexp '^wandb=='
+  run "$HOSTDIR/mvp/scripts/libexec/gpu_smoke.sh" --install-only --bundle "$BUNDLE" --venv "$HOSTDIR/venv"
+  assert_success
+  assert_output --partial "SKIP: installing the bundle (installed in $HOSTDIR/venv)"
+}
+
+@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a local cluster and a task; verl, the hf rollout, the parquet data and the tiny model load" {
+  local mvp=$HOSTDIR/mvp
+  [[ -x $HOSTDIR/venv/bin/ray ]] || skip "needs the install test before it"
+  run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
+    timeout 300 "$HOSTDIR/venv/bin/python" - "$mvp/.mvp/gpu-smoke/shared" <<'PY'
+import os, sys
+shared = sys.argv[1]
+import ray
+ray.init(num_cpus=1, include_dashboard=True, configure_logging=False)
+@ray.remote
+def square(x):
+    return x * x
+print("ray task", ray.get(square.remote(7)))
+ray.shutdown()
+import verl, verl.trainer.main_ppo, verl.workers.engine_workers  # noqa: F401  (the trainer and its FSDP workers)
+import mvp_verl_cpu.rollout  # noqa: F401  (registers the hf rollout with verl)
+print("verl from", os.path.dirname(verl.__file__))
+import pyarrow.parquet as pq
+print("train rows", pq.read_table(os.path.join(shared, "datasets/gsm8k/train.parquet")).num_rows)
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
+model = AutoModelForCausalLM.from_pretrained(model_dir)
+tokens = AutoTokenizer.from_pretrained(model_dir)("Natalia sold clips")["input_ids"]
+print("model", type(model).__name__, "tokens", len(tokens) > 0)
+PY
+  assert_success
+  assert_line "ray task 49"
+  assert_line "verl from $mvp/.mvp/cache/verl-0.9.1/verl"
+  assert_line --regexp '^train rows [1-9][0-9]*$'
+  assert_line "model Qwen2ForCausalLM tokens True"
+}
