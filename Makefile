@@ -29,7 +29,7 @@ lock-trainer:
 .PHONY: lock-trainer help setup setup-tests test test-unit test-integration test-real-verl test-slurm test-compose test-kuberay test-ssh demo down bench
 
 help:
-	@echo "make setup | setup-tests | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench"
+	@echo "make setup | setup-tests | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench | gpu-smoke | gpu-bundle | lock-trainer"
 
 # The demo's system packages are checked, never installed (one ERROR line
 # names what is missing and the command); the venv .venv/ and the real verl
