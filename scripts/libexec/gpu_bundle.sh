@@ -69,7 +69,7 @@ download() {
     mv "$built"/*.whl "$cache/" && rm -rf "$built" "$cache/.err-$pin"
     return 0
   fi
-  echo "$pin: no wheel for Python $ver on manylinux x86_64, and its sdist does not build a pure-Python wheel ($(tail -n 1 "$cache/.err-$pin"))"
+  echo "$pin: no wheel for Python $ver on manylinux x86_64, and its sdist does not build a pure-Python wheel (pip says why in $cache/.err-$pin)"
   return 1
 }
 

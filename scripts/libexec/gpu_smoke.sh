@@ -132,11 +132,14 @@ smoke() {
   done
   cp "$MVP_REPO/templates/rewards/shaped_gsm8k.py" "$SMOKE_DIR/shared/user/code/"
   mvp::log::step "41 --wait: $steps GRPO steps on the GPU"
-  local start=$SECONDS id
-  smoke_run 41_submit_grpo_epoch1 --wait --reward-fn user/code/shaped_gsm8k.py \
-    --override "trainer.total_training_steps=$steps" >"$log.job" 2>>"$log" ||
-    { tail -n 5 "$log" >&2; mvp::log::die "the smoke's job did not succeed; its id and directory: $(tail -n 1 "$log.job"), the log: $log"; }
-  id=$(tail -n 1 "$log.job")
+  local start=$SECONDS id out rc=0
+  local -A answer=()
+  out=$(smoke_run 41_submit_grpo_epoch1 --porcelain --wait --reward-fn user/code/shaped_gsm8k.py \
+    --override "trainer.total_training_steps=$steps" 2>>"$log") || rc=$?
+  mvp::kv::read answer <<<"$out" || mvp::log::die "41's answer: $MVP_KV_ERROR; the log: $log"
+  id=${answer[submission_id]:-}
+  ((rc == 0)) ||
+    { tail -n 5 "$log" >&2; mvp::log::die "the smoke's job ${id:-(not submitted)} did not succeed (exit $rc); its directory: $SMOKE_DIR/shared/jobs/$id, the log: $log"; }
   local job=$((SECONDS - start)) json
   json=$(smoke_run 51_logs "$id" --steps --json 2>>"$log")
   [[ $(jq length <<<"$json") -ge 1 ]] || mvp::log::die "job $id succeeded but its log has no verl step line; see $SMOKE_DIR/shared/jobs/$id/logs"

@@ -163,7 +163,7 @@ run_12() {
   local repo=$BATS_TEST_TMPDIR/repo bin=$BATS_TEST_TMPDIR/bin
   rm -rf "$repo" "$BATS_TEST_TMPDIR/python.log"
   mkdir -p "$repo" "$bin"
-  cp -r "$MVP_REPO/scripts" "$MVP_REPO/config" "$MVP_REPO/shared-layout.txt" "$repo/"
+  cp -r "$MVP_REPO/scripts" "$MVP_REPO/config" "$MVP_REPO/shared-layout.txt" "$MVP_REPO/VERSION" "$repo/"
   mkdir -p "$repo/helpers/trainer" && cp "$MVP_REPO"/helpers/trainer/*.{py,in,lock} "$repo/helpers/trainer/"
   cp "$MVP_REPO/helpers/requirements.txt" "$repo/helpers/"
   cp "$MVP_REPO/tests/test_helper/python_pip_stub.sh" "$bin/python3"
