@@ -34,20 +34,11 @@ PLATFORMS=(manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 man
   manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64
   manylinux_2_5_x86_64 manylinux1_x86_64)
 
-# The lock's pins (name==version), minus what leaves-out.txt and --host-has name.
+# The lock's pins (name==version) whose marker holds for the GPU host's
+# Python, minus what leaves-out.txt and --host-has name (helpers/offline/pins.py).
 pins() {
-  local -A out=()
-  local name why line
-  while read -r name why; do
-    [[ -z $name || $name == \#* ]] || out[$name]=1
-  done <"$MVP_REPO/helpers/offline/leaves-out.txt"
-  for name in ${HOST_HAS//,/ }; do name=${name,,}; out[${name//_/-}]=1; done
-  while IFS= read -r line; do
-    [[ $line =~ ^([A-Za-z0-9_.-]+)==([^[:space:];\\]+) ]] || continue
-    name=${BASH_REMATCH[1],,}
-    name=${name//_/-}
-    [[ -n ${out[$name]:-} ]] || echo "${BASH_REMATCH[1]}==${BASH_REMATCH[2]}"
-  done <"$MVP_REPO/helpers/trainer/requirements.lock"
+  "$PY" "$MVP_REPO/helpers/offline/pins.py" "$MVP_REPO/helpers/trainer/requirements.lock" \
+    "$MVP_REPO/helpers/offline/leaves-out.txt" "$VER" "$HOST_HAS"
 }
 
 # download CACHE PYVER PIN: the pin's wheel for the GPU host in CACHE. A pin
@@ -184,6 +175,7 @@ main() {
   mvp::flags::parse "$@"
   local ver=${MVP_FLAG[--python]:-3.12} part=${MVP_FLAG[--part-mib]:-30} max=${MVP_FLAG[--max-mib]:-55}
   local preset=${MVP_FLAG[--xz]:-9e}
+  VER=$ver
   HOST_HAS=${MVP_FLAG[--host-has]:-}
   [[ $HOST_HAS =~ ^[A-Za-z0-9_.,-]*$ ]] || mvp::log::die "--host-has '$HOST_HAS' is not a comma list of distribution names, e.g. numpy,pandas,pyarrow"
   [[ $ver =~ ^3\.[0-9]{1,2}$ ]] || mvp::log::die "--python '$ver' is not a Python version such as 3.12"

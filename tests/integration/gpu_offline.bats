@@ -97,7 +97,7 @@ PY
 
 @test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a local cluster and a task; verl, the hf rollout, the parquet data and the tiny model load" {
   local mvp=$HOSTDIR/mvp
-  [[ -x $HOSTDIR/venv/bin/ray ]] || skip "needs the install test before it"
+  [[ -x $HOSTDIR/venv/bin/ray ]] || fail "no ray in the bundle's venv: the install test before this one failed"
   run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
     timeout 300 "$HOSTDIR/venv/bin/python" - "$mvp/.mvp/gpu-smoke/shared" <<'PY'
 import os, sys
