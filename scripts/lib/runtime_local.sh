@@ -63,7 +63,20 @@ mvp::rt::node_pid() {
   local -a argv=()
   mapfile -d '' argv <"/proc/$pid/cmdline" 2>/dev/null || return 1
   [[ ${argv[1]:-} == */local_node_init.sh && ${argv[2]:-} == "$node" ]] || return 1
+  # A killed init stays in /proc while the kernel ends the rest of its PID
+  # namespace (Ray's processes: seconds on a loaded host): it is not up.
+  mvp::rt::exiting "$pid" && return 1
   echo "$pid"
+}
+
+# mvp::rt::exiting PID: the process is on its way out (PF_EXITING, 0x4, in the
+# flags field of /proc/PID/stat, the 7th after the command's closing ')').
+mvp::rt::exiting() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  local -a f
+  read -ra f <<<"${stat##*) }"
+  ((${f[6]:-0} & 4)) || return 1
 }
 
 mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
@@ -105,6 +118,12 @@ mvp::rt::up_node() {
   if mvp::rt::node_is_up "$node"; then
     mvp::log::skip "node $node (namespace already up, pid $(mvp::rt::node_pid "$node"))"
     return 0
+  fi
+  local old
+  old=$(cat "$dir/init.pid" 2>/dev/null) || old=""
+  if [[ $old =~ ^[0-9]+$ && $MVP_DRY_RUN != 1 ]] && mvp::rt::exiting "$old"; then
+    mvp::run::wait_for 60 "the killed node $node (pid $old) to finish exiting" mvp::rt::pid_gone "$old" ||
+      mvp::log::die "node $node (pid $old) was killed but has not exited in 60 s; see ps -o pid,stat,cmd --ppid $old"
   fi
   mvp::log::step "starting node $node"
   [[ $MVP_DRY_RUN == 1 ]] || { mkdir -p "$dir/tmp-ray"; rm -f "$dir/ready"; }
