@@ -263,7 +263,7 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
            {"name": "MVP_HEAD_IP", "value": ""}, {"name": "MVP_WORKER_IPS", "value": ""},
            {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
            {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},
-           {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""},
+           {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""}, {"name": "MVP_NODE_SSH", "value": ""},
            {"name": "MVP_JOB_ENV_NAMES", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
     return {"spec": {"restartPolicy": "Never", "volumes": volumes, "containers": [{
