@@ -169,7 +169,8 @@ run_12() {
   cp "$MVP_REPO/tests/test_helper/python_pip_stub.sh" "$bin/python3"
   export MVP_STUB_LOG=$BATS_TEST_TMPDIR/python.log MVP_STUB_REAL_PYTHON
   MVP_STUB_REAL_PYTHON=$(python3 -c 'import sys; print(sys.executable)')
-  run env PATH="$bin:$PATH" MVP_CONFIG="$MVP_REPO/tests/fixtures/empty.env" "$@" "$repo/scripts/12_install_py_deps.sh" --runtime local
+  # CI exports MVP_TORCH_CPU_ONLY=1 for its own setup; a test names it when it means it.
+  run env -u MVP_TORCH_CPU_ONLY PATH="$bin:$PATH" MVP_CONFIG="$MVP_REPO/tests/fixtures/empty.env" "$@" "$repo/scripts/12_install_py_deps.sh" --runtime local
 }
 
 @test "12: torch comes from the first place of MVP_TORCH_SOURCES that offers a CPU build, without its dependencies, before the lock" {
