@@ -166,7 +166,9 @@ node_at() {
   grep -q -a "MVP_PRIVATE_ENV" -r "$MVP_STATE_DIR" --include=runtime_env_agent.log
   # Nor in a temporary file: none made during the submission in /tmp or
   # /dev/shm holds it (a submitter killed mid-submit used to leave one).
-  run bash -c 'find /tmp /dev/shm -maxdepth 1 -type f -newer "$1" -print0 | xargs -0 -r grep -l -a -F -f "$2"' _ \
+  # Other processes' files come and go meanwhile (pip's temporary
+  # directories): find and grep pass over one that vanished under them.
+  run bash -c 'find /tmp /dev/shm -ignore_readdir_race -maxdepth 1 -type f -newer "$1" -print0 | xargs -0 -r grep -s -l -a -F -f "$2"' _ \
     "$BATS_TEST_TMPDIR/polling-started" "$BATS_TEST_TMPDIR/pattern"
   assert_output ""
 }
