@@ -7,14 +7,14 @@
 # the shared root alone, each with its last known state (RUNNING? as of the
 # newest log its nodes kept, SUBMITTED?), and the exit code is 1.
 #
-# Usage: scripts/50_status.sh [--json] [--runtime compose|local|ssh] [--config FILE] [--help]
 # Exit code: 0 when the cluster is up and shaped as configured, 1 otherwise.
 # Read-only but for archiving ended jobs; one Python process, HTTP to the dashboard.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec --json
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--json  the same report as JSON, for programs"
 
 main() {
   MVP_QUIET_CONFIG=1 mvp::config::init "$@"

@@ -72,9 +72,9 @@ SH
   assert_failure 1
   assert_output "ERROR: --override needs KEY=VALUE"
   run "$MVP_REPO/scripts/72_build_image.sh" --from
-  assert_output "ERROR: --from needs a value; see --help"
+  assert_output "ERROR: --from needs BASE_IMAGE"
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --only
-  assert_output "ERROR: --only needs a list, e.g. --only ppo,sft"
+  assert_output "ERROR: --only needs JOBS"
   run "$MVP_REPO/scripts/20_start_head.sh" --config
   assert_output "ERROR: --config needs a file"
   # A hand-rolled parser walks its arguments with case or shift.
