@@ -395,10 +395,11 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
 }
 
 # ray_job_status ID: what Ray's own CLI says of the job (its plain style: no
-# log records, no colours), its blank lines, frames of dashes and address line aside.
+# log records, no colours), its address line, frames of dashes and the blank
+# lines around them aside (those inside the message stay).
 ray_job_status() {
   "$MVP_REPO/.venv/bin/ray" job status --log-style pretty --log-color false --address "$MVP_DASHBOARD" "$1" 2>&1 |
-    grep -vE '^-*$|^Job submission server address: '
+    awk '/^Job submission server address: / || /^-+$/ {next} /^Status message: / {m = 1} m || NF {print}'
 }
 
 @test "50_status.sh ID says what ray job status ID says, a SUCCEEDED and a FAILED job (its message too); an id Ray and the archive lack is one ERROR line" {
