@@ -58,13 +58,16 @@ SH
     assert_failure 1
     assert_output "ERROR: unknown argument '--bogus'; see --help"
   done
-  for s in 00_prereq_check 01_up 20_start_head 31_snapshot_verl_code 50_status 60_nightly_regression 72_build_image; do
+  for s in 00_prereq_check 01_up 20_start_head 31_snapshot_verl_code 60_nightly_regression 72_build_image; do
     run "$MVP_REPO/scripts/$s.sh" surplus
     assert_failure 1
     assert_output "ERROR: unexpected argument 'surplus'; see --help"
   done
   run "$MVP_REPO/scripts/71_render_kuberay.sh" job a.yaml b.yaml
   assert_output "ERROR: unexpected argument 'b.yaml'; see --help"
+  # 50 takes one job's id.
+  run "$MVP_REPO/scripts/50_status.sh" one-id surplus
+  assert_output "ERROR: unexpected argument 'surplus'; see --help"
 }
 
 @test "flags: a value flag without its value says what it needs; no script parses its own flags" {
