@@ -109,6 +109,13 @@ bench: setup-tests
 docs/settings:
 	PYTHONPATH=helpers python3 -m mvp settings --markdown >docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
 
+# docs/scripts.md's flag sections are generated from each script's flag
+# spec (mvp::flags::spec, the source of its --help too); the prose around
+# them is kept. tests/unit/scripts_doc.bats fails when it is stale.
+.PHONY: docs/scripts
+docs/scripts:
+	scripts/libexec/scripts_doc.sh >docs/scripts.md.tmp && mv docs/scripts.md.tmp docs/scripts.md
+
 # The GPU smoke that travels (docs/first-gpu-night.md): on any host with one
 # NVIDIA GPU, 2 GRPO steps of the tiny model with real verl 0.9.1 on it (one
 # worker, the local runtime); it prints s/step and peak GPU memory and refuses

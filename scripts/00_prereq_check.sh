@@ -2,8 +2,6 @@
 # 00_prereq_check.sh: checks this host can run the cluster and creates the
 # shared layout of shared-layout.txt under SHARED_ROOT.
 #
-# Usage: scripts/00_prereq_check.sh [--runtime compose|local|ssh] [--shared-root PATH]
-#                                   [--config FILE] [--dry-run] [--help]
 # Checks tools, GPUs, Python dependencies, free ports, the verl source and a
 # writable SHARED_ROOT, and reports every problem found, not only the first.
 # On ssh it checks every node: ssh and its host key, python3 and Ray (the

@@ -4,7 +4,6 @@
 # in them by 20_start_head.sh and 21_start_workers.sh. On ssh the platform
 # owns the containers: nothing to create (SKIP).
 #
-# Usage: scripts/01_up.sh [--runtime compose|local|ssh] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: nodes that are up are left alone (SKIP).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

@@ -3,7 +3,6 @@
 # Leaves no Ray process of this cluster behind; touches nothing else. On ssh
 # it stops Ray inside each node and leaves the containers to the platform.
 #
-# Usage: scripts/02_down.sh [--runtime compose|local|ssh] [--config FILE] [--dry-run] [--help]
 # Safe to re-run: nodes that are down are skipped. Shared storage is kept.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

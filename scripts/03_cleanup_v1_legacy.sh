@@ -2,7 +2,6 @@
 # 03_cleanup_v1_legacy.sh: best-effort removal of the v1 runbook's containers
 # (mvp-ray-head, mvp-ray-worker-N), which hold the same ports as v1.1.
 #
-# Usage: scripts/03_cleanup_v1_legacy.sh [--dry-run] [--help]
 # Safe to re-run: a no-op (SKIP) when no v1 container exists or Docker is absent.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

@@ -9,7 +9,6 @@
 # when the image lacks them: the image brings its own verl and torch).
 # Every download is tried again with backoff (MVP_DOWNLOAD_RETRY_DELAYS).
 #
-# Usage: scripts/12_install_py_deps.sh [--runtime compose|local] [--dry-run] [--help]
 # Safe to re-run: a venv built from the same requirements is a SKIP.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh

@@ -2,7 +2,6 @@
 # 20_start_head.sh: starts the Ray head inside the head node as control plane
 # only (--num-cpus=0 --num-gpus=0), with the dashboard on the head's address.
 #
-# Usage: scripts/20_start_head.sh [--runtime compose|local|ssh] [--config FILE] [--dry-run] [--help]
 # A new head resets workers still running the old cluster's Ray (their job
 # drivers would keep writing into job directories) and archives the jobs the
 # old cluster took with it as LOST. Ports held by something else fail it at once.

@@ -3,7 +3,6 @@
 # its GPUs and the custom resource worker_node=100 (what job drivers ask for),
 # then waits until every worker is registered with the head (MVP_NODES_TIMEOUT).
 #
-# Usage: scripts/21_start_workers.sh [--runtime compose|local|ssh] [--config FILE] [--dry-run] [--help]
 # A worker node that is down (namespace or container gone) is brought back
 # first, as 01 makes it.
 # Safe to re-run: workers whose raylet runs are a SKIP; a dead one is restarted.

@@ -6,14 +6,14 @@
 # directory, or tiny: a tiny Qwen2 model and tokenizer built here);
 # MVP_SKIP_MODEL=1 skips it.
 #
-# Usage: scripts/30_prepare_data_and_model.sh [--force] [--runtime ...] [--config FILE] [--help]
-# Safe to re-run: what is present and matches its MANIFEST.json is a SKIP;
-# --force rebuilds the data. Every file is written under a temp name and renamed.
+# Safe to re-run: what is present and matches its MANIFEST.json is a SKIP.
+# Every file is written under a temp name and renamed.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec --force
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--force  rebuild the data even where it matches its MANIFEST.json"
 
 main() {
   mvp::config::init "$@"

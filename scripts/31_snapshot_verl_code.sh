@@ -4,18 +4,17 @@
 # mvp_marker.py (MARKER = "<CODE_ID>") and MANIFEST.json. Jobs pick a
 # snapshot through PYTHONPATH, so several verl versions share one cluster.
 #
-# Usage: CODE_ID=<id> scripts/31_snapshot_verl_code.sh [--porcelain] [--runtime ...] [--config FILE] [--help]
-#   CODE_ID empty: git-<commit> for a clean git tree, else src-<content hash>.
-#   --porcelain  print code_id=ID (a key=value line, for programs) instead
-# Prints the code id on stdout.
+# The id: CODE_ID=<id> in the environment; empty: git-<commit> for a clean
+# git tree, else src-<content hash>. Prints the code id on stdout.
 # Safe to re-run: the same content under the same id is a SKIP; other content
 # under an existing id is refused (snapshots are immutable). Files unchanged
 # since the newest snapshot are hard-linked to it, not copied.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec --porcelain
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--porcelain  print code_id=ID (a key=value line, for programs) instead of the bare id"
 
 main() {
   mvp::config::init "$@"

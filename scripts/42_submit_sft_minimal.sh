@@ -3,19 +3,14 @@
 # head with `ray job submit`, the driver on a worker. Code: the snapshot
 # CODE_ID (default: the newest); model: common/models/$MVP_MODEL_ID.
 #
-# Usage: scripts/42_submit_sft_minimal.sh [--wait] [--queue] [--override KEY=VALUE]... [--dry-run] [--help]
-#   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
-#   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
-#   --override  one more trainer override (repeatable), e.g. trainer.total_training_steps=5
-#   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
-#               checkpoint in a new job, at most N times, until one makes no progress
 # Prints the submission id as the last line on stdout (--porcelain: as a
 # submission_id=ID line, key=value for programs).
 # Every run submits a new job with a new id and a new job directory.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
 mvp::flags::spec "${MVP_SUBMIT_FLAGS[@]}"
 
 # The whole script is one submission of its template.

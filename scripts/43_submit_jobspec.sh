@@ -5,21 +5,17 @@
 # debug/) and runs `ray job submit` inside the head node with the driver forced
 # onto a worker (--entrypoint-resources '{"worker_node": 1}').
 #
-# Usage: scripts/43_submit_jobspec.sh JOBSPEC.yaml [--wait] [--queue] [--override KEY=VALUE]...
-#                                     [--dry-run] [--help]
-#   --wait      wait for the job (at most MVP_JOB_TIMEOUT s); exit 0 only if it SUCCEEDED
-#   --queue     GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse
-#   --retry N   with --wait: a job that ends FAILED or LOST goes on from its chain's newest
-#               checkpoint in a new job, at most N times, until one makes no progress
-#   --dry-run   validate and print the job_spec.json and command; submit nothing
+# --dry-run validates and preflights, prints the job_spec.json and command
+# and submits nothing.
 # Prints the submission id as the last line on stdout (--porcelain: as a
 # submission_id=ID line, key=value for programs).
 # Never overwrites: an id that exists (in Ray or as a directory) is refused.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec JOBSPEC "${MVP_SUBMIT_FLAGS[@]}"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "JOBSPEC  the JobSpec to submit (YAML, templates/jobspecs/ shows its fields)" "${MVP_SUBMIT_FLAGS[@]}"
 
 main() {
   mvp::config::init "$@"

@@ -3,20 +3,17 @@
 # Python SDK (JobSubmissionClient) in one process, from the head node, with a
 # Ray base config (address, entrypoint resources, runtime_env defaults).
 #
-# Usage: scripts/44_submit_sdk.sh RAY_CONFIG.yaml JOBSPEC.yaml [--wait] [--queue] [--retry N]
-#                                 [--override KEY=VALUE]... [--dry-run] [--help]
 # Before anything is written: the overrides are checked against the snapshot's
-# verl config (the preflight), and the GPUs the job needs must be free
-# (--queue: wait for them, at most MVP_JOB_TIMEOUT s). --retry N (with --wait):
-# a job that ends FAILED or LOST goes on from its chain's newest checkpoint in
-# a new job, at most N times, until one makes no progress.
+# verl config (the preflight), and the GPUs the job needs must be free.
 # Prints the submission id as the last line on stdout (--porcelain: as a
 # submission_id=ID line, key=value for programs). Never overwrites a job.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec RAY_CONFIG JOBSPEC "${MVP_SUBMIT_FLAGS[@]}"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "RAY_CONFIG  a Ray base config (YAML: address, entrypoint resources, runtime_env defaults)" \
+  "JOBSPEC  the JobSpec to submit (YAML)" "${MVP_SUBMIT_FLAGS[@]}"
 
 main() {
   mvp::config::init "$@"

@@ -8,13 +8,16 @@
 # directory (driver.log, else driver.live.log, then the nodes' worker logs),
 # after one WARN line saying when they were last synced (--steps too).
 #
-# Usage: scripts/51_logs.sh SUBMISSION_ID [--follow] [--steps [--json]] [--help]
 # Read-only, except that a job found ended is archived (result.json).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "SUBMISSION_ID*" --follow --steps --json
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "SUBMISSION_ID  the job (its submission id)" \
+  "--follow  keep printing until the job ends" \
+  "--steps  verl's step metrics as a table, not the log" \
+  "--json  with --steps: every metric of every step, as JSON"
 
 main() {
   MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::config::init "$@"

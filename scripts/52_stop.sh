@@ -2,13 +2,13 @@
 # 52_stop.sh: stops a job, waits until Ray reports it ended and archives it
 # (driver log, final debug bundle, result.json).
 #
-# Usage: scripts/52_stop.sh SUBMISSION_ID [--dry-run] [--help]
 # Safe to re-run: a job that already ended is a SKIP.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "SUBMISSION_ID*"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "SUBMISSION_ID  the job (its submission id)"
 
 main() {
   MVP_QUIET_CONFIG=1 MVP_HEAD_ONLY=1 mvp::config::init "$@"

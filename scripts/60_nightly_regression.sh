@@ -10,10 +10,8 @@
 # job's figures against its own history too (check `regression`); tells
 # MVP_NIGHTLY_MAIL_TO and the webhook of MVP_NIGHTLY_WEBHOOK_URL_FILE, once.
 # Keeps the newest MVP_NIGHTLY_KEEP runs and their job directories.
+# --dry-run prints the plan and touches nothing.
 #
-# Usage: scripts/60_nightly_regression.sh [--only JOBS] [--dry-run] [--help]
-#   --only JOBS   comma list of ppo1, ppo2, grpo, sft (ppo = ppo1,ppo2)
-#   --dry-run     print the plan; touch nothing
 # Exit: 0 when every check passed; 1 when one failed (the last stdout line
 # names the failed jobs and checks: what cron mails); 75 when another run
 # holds the lock. Safe in a crontab as is: any cwd, cron's bare environment,
@@ -26,8 +24,9 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "--only=a list, e.g. --only ppo,sft"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--only JOBS  only these jobs: a comma list of ppo1, ppo2, grpo, sft (ppo = ppo1,ppo2)"
 
 ALL_JOBS=(ppo1 ppo2 grpo sft)
 declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal

@@ -7,21 +7,20 @@
 # (the runbook's own submit path: driver on a worker, job directory under
 # SHARED_ROOT/jobs/, --wait), Ray is stopped on every node (this job's steps
 # only) and the job's exit code is SCRIPT's: for a job, 0 only if it SUCCEEDED.
+# Submit scripts always get --wait (the job ends with the Ray job).
 #
-# Usage: scripts/70_render_sbatch.sh [--out FILE] [--test-only] SCRIPT [ARGS...]
-#   SCRIPT       40, 41, 42, 43, 44 or 60 (or the file name, 43_submit_jobspec.sh)
-#   ARGS         SCRIPT's own, e.g. `43 my.yaml --override K=V` or `60 --only ppo,sft`;
-#                submit scripts always get --wait (the job ends with the Ray job)
-#   --out FILE   write FILE (replaced whole) instead of printing the script
-#   --test-only  first ask Slurm (sbatch --test-only) whether it could ever run it
 # Then: sbatch FILE (or sbatch --wait FILE: its exit code is the job's).
 # Settings: MVP_SLURM_* in config/settings.contract, MVP_WORKERS, MVP_GPUS_PER_WORKER.
 # Safe to re-run: it only writes FILE (or stdout); nothing is submitted.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "--out=a file" --test-only "SCRIPT..."
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "SCRIPT  40, 41, 42, 43, 44 or 60 (or the file name, 43_submit_jobspec.sh)" \
+  "[ARGS...]  SCRIPT's own, e.g. \`43 my.yaml --override K=V\` or \`60 --only ppo,sft\`" \
+  "--out FILE  write FILE (replaced whole) instead of printing the script" \
+  "--test-only  first ask Slurm (sbatch --test-only) whether it could ever run it"
 
 # Settings the job gets as they are here: every setting of the contract,
 # but those the allocation decides.

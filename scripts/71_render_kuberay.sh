@@ -10,10 +10,6 @@
 # laid out as on every other runtime. Every file starts with the claim, so
 # `kubectl apply -f FILE` creates it before any pod that mounts it.
 #
-# Usage: scripts/71_render_kuberay.sh cluster
-#        scripts/71_render_kuberay.sh job JOBSPEC.yaml [--override KEY=VALUE]...
-#        scripts/71_render_kuberay.sh nightly
-#        [--out FILE] (replaced whole; default: stdout)  [--help]
 # Then: kubectl apply -f FILE. The pods' image: scripts/72_build_image.sh. A JobSpec is validated against SHARED_ROOT here
 # (its code snapshot, data and model must exist), as 43 does before submitting.
 # Settings: MVP_K8S_* and MVP_KUBERAY_VERSION (the operator's release: what it
@@ -22,8 +18,12 @@
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "--out=a file" --override=KEY=VALUE WHAT JOBSPEC
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "cluster|job|nightly  what to write: the RayCluster, a RayJob for JOBSPEC, or the nightly's CronJob" \
+  "[JOBSPEC]  with job: the JobSpec (YAML)" \
+  "--override KEY=VALUE  with job: one more trainer override (repeatable)" \
+  "--out FILE  write FILE (replaced whole) instead of stdout"
 
 main() {
   mvp::config::init "$@"

@@ -8,22 +8,19 @@
 # The image is labelled io.mvp.runbook-dir (MVP_K8S_RUNBOOK_DIR) and
 # io.mvp.version (the file VERSION).
 #
-# Usage: scripts/72_build_image.sh [--from BASE_IMAGE] [--tag IMAGE] [--engine docker|podman] [--dry-run]
-#   --from    the verl image to build on (Ray, PyYAML, pyarrow and verl's
-#             dependencies in it); default MVP_K8S_BASE_IMAGE (empty: MVP_IMAGE,
-#             verlai/verl:vllm017.latest)
-#   --tag     the image to make; default MVP_K8S_IMAGE, which is
-#             MVP_K8S_IMAGE_REPO:<VERSION> (verl-mvp:1.1.0) unless set: the image
-#             71 renders, so build, push and render agree without naming it
-#   --engine  the container CLI (default: docker when its engine answers, else podman)
+# The default tag, MVP_K8S_IMAGE, is MVP_K8S_IMAGE_REPO:<VERSION> (verl-mvp:1.1.0)
+# unless set: the image 71 renders, so build, push and render agree without naming it.
 # Then: push IMAGE (docker push IMAGE) and render with 71 (same settings).
 # Safe to re-run: it builds IMAGE again from the same inputs (the engine's
 # cache reuses its layers); nothing else is touched.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# What this script takes beyond the common flags (mvp::flags::parse).
-mvp::flags::spec "--from=a value; see --help" "--tag=a value; see --help" "--engine=a value; see --help"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--from BASE_IMAGE  the verl image to build on (Ray, PyYAML, pyarrow and verl's dependencies in it); default MVP_K8S_BASE_IMAGE (empty: MVP_IMAGE)" \
+  "--tag IMAGE  the image to make; default MVP_K8S_IMAGE" \
+  "--engine docker|podman  the container CLI; default docker when its engine answers, else podman"
 
 # stage DIR: the repo's tracked files (as they are in the work tree) in DIR.
 stage() {

@@ -20,6 +20,11 @@ def module_command(module: str, function: str):
     return run
 
 
+def _status(args, s):
+    """`status`, or with an id `status ID` (jobstatus: one HTTP call)."""
+    return module_command("jobstatus" if args.submission_id else "status", "main")(args, s)
+
+
 def _submit(args, s):
     """`submit`: with --via cli, Ray's CLI starts before the submit module
     is even imported; its ~1.4 s of imports overlap everything the runbook
@@ -41,9 +46,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _cluster_commands(sub) -> None:
-    c = sub.add_parser("status", help="cluster shape, recent jobs, shared root")
+    c = sub.add_parser("status", help="cluster shape, recent jobs, shared root; with an id, that job's status")
+    c.add_argument("submission_id", nargs="?", help="one job's status only, as `ray job status ID`")
     c.add_argument("--json", action="store_true")
-    c.set_defaults(func=module_command("status", "main"))
+    c.add_argument("--porcelain", action="store_true", help="with an id: key=value lines")
+    c.set_defaults(func=_status)
 
     c = sub.add_parser("cluster-wait", help="wait until the head (or all nodes) registered")
     c.add_argument("--head", action="store_true", help="only the head")

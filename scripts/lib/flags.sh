@@ -1,12 +1,57 @@
 # shellcheck shell=bash disable=SC2034  # MVP_DRY_RUN, MVP_ARGS and the flags' values set here are read by the other library files and the scripts
-# Flags: the one parser every script's flags go through, and --help (the
-# usage is the calling script's header comment). A script declares what it
-# takes beyond the common flags with mvp::flags::spec, next to its usage; every
+# Flags: the one parser every script's flags go through, and --help. A
+# numbered script declares what it takes beyond the common flags with
+# mvp::flags::spec, one entry per flag or positional word, each with what it
+# does: that one declaration is what the parser accepts, the flag section of
+# --help, and (through --help) docs/scripts.md (make docs/scripts). Every
 # script gets the same shapes of ERROR line for the same mistakes.
 
-# mvp::flags::spec WORD...: what the calling script takes beyond the common
-# flags (MVP_FLAG_SPEC, read by mvp::flags::parse), stated beside its usage.
+# The common flags, as every script's --help names them (mvp::flags::parse
+# takes them, wherever they stand).
+MVP_FLAGS_COMMON=("--dry-run" "--config FILE" "--runtime NAME" "--shared-root PATH" "--help")
+
+# mvp::flags::spec ENTRY...: what the calling script takes beyond the common
+# flags (MVP_FLAG_SPEC). An entry is 'FORM  what it does' (two spaces or
+# more before the description), FORM one of:
+#   --name         a switch
+#   --name WHAT    takes a value; without one: "--name needs WHAT"
+#   NAME, [NAME]   one positional word (the name only documents it)
+#   NAME...        the rest: from the first positional word on, every word
+#                  but a common flag is left untouched in MVP_ARGS (a command
+#                  and its own arguments)
+# An entry without a description (the older form: --name=WHAT, NAME) is
+# still parsed, for the libexec programs whose header documents their flags,
+# but --help does not show it.
 mvp::flags::spec() { MVP_FLAG_SPEC=("$@"); }
+
+# mvp::flags::form ENTRY: the entry's FORM (FLAG_FORM) and description (FLAG_DOC, empty in the older form).
+mvp::flags::form() {
+  local entry=$1
+  FLAG_FORM=${entry%%  *} FLAG_DOC=""
+  if [[ $FLAG_FORM != "$entry" ]]; then
+    FLAG_DOC=${entry#"$FLAG_FORM"}
+    FLAG_DOC=${FLAG_DOC#"${FLAG_DOC%%[! ]*}"}
+  elif [[ $entry == --*=* ]]; then
+    FLAG_FORM="${entry%%=*} ${entry#*=}"
+  fi
+}
+
+# mvp::flags::read_spec: MVP_FLAG_SPEC as the parser needs it: FLAG_TAKES
+# (--name -> WHAT, "" for a switch), FLAG_POSITIONALS (how many), FLAG_REST (1: NAME...).
+mvp::flags::read_spec() {
+  local entry
+  declare -gA FLAG_TAKES=()
+  FLAG_POSITIONALS=0 FLAG_REST=0
+  for entry in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
+    mvp::flags::form "$entry"
+    case $FLAG_FORM in
+      --*' '*) FLAG_TAKES[${FLAG_FORM%% *}]=${FLAG_FORM#* } ;;
+      --*) FLAG_TAKES[$FLAG_FORM]="" ;;
+      *...|*...']') FLAG_REST=1 ;;
+      *) FLAG_POSITIONALS=$((FLAG_POSITIONALS + 1)) ;;
+    esac
+  done
+}
 
 # mvp::flags::parse "$@": the common flags, wherever they stand (-h/--help,
 # --dry-run, --config FILE, --runtime NAME, --shared-root PATH; the settings
@@ -14,27 +59,11 @@ mvp::flags::spec() { MVP_FLAG_SPEC=("$@"); }
 # MVP_FLAG_SPEC; the positional words are left, in order, in MVP_ARGS.
 # A script's flag lands in MVP_FLAG[--name] (its value, 1 for a switch; a
 # repeated flag keeps the last) and in MVP_FLAG_WORDS (as given, in order,
-# a value after its flag: what a script hands on). MVP_FLAG_SPEC words:
-#   --name         a switch
-#   --name=WHAT    takes a value; without one: "--name needs WHAT"
-#   NAME           one positional word (NAME only documents it)
-#   NAME*          any number of positional words
-#   NAME...        the rest: from the first positional word on, every word
-#                  but a common flag is left untouched in MVP_ARGS (a command
-#                  and its own arguments)
+# a value after its flag: what a script hands on).
 # An unknown flag or a positional word beyond the spec's is one ERROR line.
 mvp::flags::parse() {
-  local word positionals=0 many=0 rest=0 in_rest=0
-  local -A takes=()
-  for word in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
-    case $word in
-      --*=*) takes[${word%%=*}]=${word#*=} ;;
-      --*) takes[$word]="" ;;
-      *...) rest=1 ;;
-      *'*') many=1 ;;
-      *) positionals=$((positionals + 1)) ;;
-    esac
-  done
+  local in_rest=0
+  mvp::flags::read_spec
   MVP_ARGS=() MVP_FLAG_SETTINGS=() MVP_FLAG_WORDS=()
   declare -gA MVP_FLAG=()
   while (($#)); do
@@ -47,20 +76,12 @@ mvp::flags::parse() {
       *)
         if ((in_rest)); then
           MVP_ARGS+=("$1")
-        elif [[ $1 == -?* && -n ${takes[$1]+set} ]]; then
-          if [[ -n ${takes[$1]} ]]; then
-            (($# > 1)) || mvp::log::die "$1 needs ${takes[$1]}"
-            MVP_FLAG[$1]=$2
-            MVP_FLAG_WORDS+=("$1" "$2")
-            shift
-          else
-            MVP_FLAG[$1]=1
-            MVP_FLAG_WORDS+=("$1")
-          fi
+        elif [[ $1 == -?* && -n ${FLAG_TAKES[$1]+set} ]]; then
+          mvp::flags::take "$@" || shift
         elif [[ $1 == -?* ]]; then
           mvp::log::die "unknown argument '$1'; see --help"
-        elif ((rest || many || ${#MVP_ARGS[@]} < positionals)); then
-          in_rest=$rest
+        elif ((FLAG_REST || ${#MVP_ARGS[@]} < FLAG_POSITIONALS)); then
+          in_rest=$FLAG_REST
           MVP_ARGS+=("$1")
         else
           mvp::log::die "unexpected argument '$1'; see --help"
@@ -70,7 +91,48 @@ mvp::flags::parse() {
   done
 }
 
-# Prints the calling script's header comment (its usage), without the '# '.
+# mvp::flags::take FLAG [VALUE...]: one of the script's flags into MVP_FLAG
+# and MVP_FLAG_WORDS; returns 1 when it took the next word as its value.
+mvp::flags::take() {
+  if [[ -z ${FLAG_TAKES[$1]} ]]; then
+    MVP_FLAG[$1]=1
+    MVP_FLAG_WORDS+=("$1")
+    return 0
+  fi
+  (($# > 1)) || mvp::log::die "$1 needs ${FLAG_TAKES[$1]}"
+  MVP_FLAG[$1]=$2
+  MVP_FLAG_WORDS+=("$1" "$2")
+  return 1
+}
+
+# mvp::flags::usage: --help: for a numbered script, the synopsis made from
+# its spec (no blank line in it) and a blank line; then the calling script's
+# header comment (what it does), without the '# '. The libexec programs'
+# headers name their flags themselves.
 mvp::flags::usage() {
+  if [[ $(basename "$0") == [0-9][0-9]_*.sh ]]; then
+    mvp::flags::synopsis
+    echo
+  fi
   sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"
+}
+
+# mvp::flags::synopsis: "Usage: scripts/NAME POSITIONAL... [FLAGS]", one line
+# per documented entry of the spec (FORM, then what it does), and the common flags.
+mvp::flags::synopsis() {
+  local entry width=0 words="" line
+  local -a lines=()
+  for entry in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
+    mvp::flags::form "$entry"
+    [[ -n $FLAG_DOC ]] || continue
+    [[ $FLAG_FORM == -* ]] || words+=" $FLAG_FORM"
+    ((${#FLAG_FORM} <= width)) || width=${#FLAG_FORM}
+    lines+=("$FLAG_FORM" "$FLAG_DOC")
+  done
+  echo "Usage: scripts/$(basename "$0")$words [FLAGS]"
+  for ((line = 0; line < ${#lines[@]}; line += 2)); do
+    printf '  %-*s  %s\n' "$width" "${lines[line]}" "${lines[line + 1]}"
+  done
+  printf -v line '%s, ' "${MVP_FLAGS_COMMON[@]}"
+  echo "Common flags: ${line%, } (docs/scripts.md)"
 }

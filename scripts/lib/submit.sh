@@ -1,10 +1,17 @@
 # shellcheck shell=bash
 # Submitting a JobSpec (40-44).
 
-# The flags of 40-44, in mvp::flags::spec's form.
+# The flags of 40-44, in mvp::flags::spec's form: their --help and docs/scripts.md.
 # shellcheck disable=SC2034  # 40-44 read it
-MVP_SUBMIT_FLAGS=(--wait --queue --porcelain --override=KEY=VALUE --configured-model "--reward-fn=PATH[:NAME]"
-  "--resume-from=a submission id" "--retry=a number of resumptions, e.g. --retry 3")
+MVP_SUBMIT_FLAGS=(
+  "--wait  wait for the job (at most MVP_JOB_TIMEOUT s, then stop it); exit 0 only if it SUCCEEDED"
+  "--queue  GPUs held by other jobs: wait for them (at most MVP_JOB_TIMEOUT s), not refuse"
+  "--override KEY=VALUE  one more trainer override (repeatable), e.g. trainer.total_training_steps=5"
+  "--reward-fn PATH[:NAME]  the reward function: a file under <SHARED_ROOT>/user/code/ (NAME default compute_score)"
+  "--resume-from ID[/global_step_N]  start from that job's (latest) checkpoint, in a new job directory"
+  "--retry N  with --wait: a FAILED or LOST job goes on from its newest checkpoint in a new job, at most N times, until one makes no progress (overrides the JobSpec's retries)"
+  "--porcelain  print submission_id=ID lines (key=value) for a program to read"
+)
 
 # mvp::submit::run cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
 # the job directory and submits from the head (an empty RAY_CONFIG is

@@ -391,6 +391,29 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   run bash -c "ls '$SHARED_ROOT/jobs/$id/debug' | grep -c '_final_'"
   (( output >= 2 ))
   [[ ! -e $SHARED_ROOT/jobs/$id/checkpoints/global_step_10 ]]
+  echo "$id" >"$BATS_FILE_TMPDIR/failed-id"
+}
+
+# ray_job_status ID: what Ray's own CLI says of the job (its plain style: no
+# log records, no colours), its address line, frames of dashes and the blank
+# lines around them aside (those inside the message stay).
+ray_job_status() {
+  "$MVP_REPO/.venv/bin/ray" job status --log-style pretty --log-color false --address "$MVP_DASHBOARD" "$1" 2>&1 |
+    awk '/^Job submission server address: / || /^-+$/ {next} /^Status message: / {m = 1} m || NF {print}'
+}
+
+@test "50_status.sh ID says what ray job status ID says, a SUCCEEDED and a FAILED job (its message too); an id Ray and the archive lack is one ERROR line" {
+  local id
+  for id in "$(<"$BATS_FILE_TMPDIR/ppo-id")" "$(<"$BATS_FILE_TMPDIR/failed-id")"; do
+    run --separate-stderr "$MVP_REPO/scripts/50_status.sh" "$id"
+    assert_success
+    assert_equal "$output" "$(ray_job_status "$id")"
+  done
+  assert_line --index 0 "Job '$id' failed"
+  run --separate-stderr "$MVP_REPO/scripts/50_status.sh" ppo-never-was --porcelain
+  assert_failure 1
+  assert_output ""
+  assert_equal "$stderr" "ERROR: job ppo-never-was: no such job: Ray does not know it and $SHARED_ROOT/jobs/ppo-never-was holds no record of it; list the jobs with scripts/50_status.sh"
 }
 
 @test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy; no node keeper on the head" {

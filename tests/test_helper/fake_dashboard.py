@@ -1,6 +1,8 @@
 """A fake Ray dashboard for unit tests of the compose runtime, where no Ray
 runs: serves /api/version, /api/v0/nodes (from nodes.json, re-read on every
-request so the docker stub can re-register nodes) and an empty /api/jobs/.
+request so the docker stub can re-register nodes), an empty /api/jobs/ and
+/api/jobs/ID from jobs/ID.json (404 without one, as Ray answers an unknown
+id). Each request's path is appended to requests.log: what a command asks.
 Usage: python3 fake_dashboard.py STATE_DIR PORT_FILE"""
 import json
 import sys
@@ -13,12 +15,17 @@ state = Path(sys.argv[1])
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?")[0]
+        with open(state / "requests.log", "a", encoding="utf-8") as log:
+            log.write(f"GET {path}\n")
+        job = state / "jobs" / (path[len("/api/jobs/"):] + ".json")
         if path == "/api/version":
             body = {"ray_version": "fake"}
         elif path == "/api/v0/nodes":
             body = {"data": {"result": {"result": json.loads((state / "nodes.json").read_text())}}}
         elif path == "/api/jobs/":
             body = []
+        elif path.startswith("/api/jobs/") and job.is_file():
+            body = json.loads(job.read_text())
         else:
             self.send_error(404)
             return

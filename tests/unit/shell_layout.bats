@@ -58,13 +58,16 @@ SH
     assert_failure 1
     assert_output "ERROR: unknown argument '--bogus'; see --help"
   done
-  for s in 00_prereq_check 01_up 20_start_head 31_snapshot_verl_code 50_status 60_nightly_regression 72_build_image; do
+  for s in 00_prereq_check 01_up 20_start_head 31_snapshot_verl_code 60_nightly_regression 72_build_image; do
     run "$MVP_REPO/scripts/$s.sh" surplus
     assert_failure 1
     assert_output "ERROR: unexpected argument 'surplus'; see --help"
   done
   run "$MVP_REPO/scripts/71_render_kuberay.sh" job a.yaml b.yaml
   assert_output "ERROR: unexpected argument 'b.yaml'; see --help"
+  # 50 takes one job's id.
+  run "$MVP_REPO/scripts/50_status.sh" one-id surplus
+  assert_output "ERROR: unexpected argument 'surplus'; see --help"
 }
 
 @test "flags: a value flag without its value says what it needs; no script parses its own flags" {
@@ -72,9 +75,9 @@ SH
   assert_failure 1
   assert_output "ERROR: --override needs KEY=VALUE"
   run "$MVP_REPO/scripts/72_build_image.sh" --from
-  assert_output "ERROR: --from needs a value; see --help"
+  assert_output "ERROR: --from needs BASE_IMAGE"
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --only
-  assert_output "ERROR: --only needs a list, e.g. --only ppo,sft"
+  assert_output "ERROR: --only needs JOBS"
   run "$MVP_REPO/scripts/20_start_head.sh" --config
   assert_output "ERROR: --config needs a file"
   # A hand-rolled parser walks its arguments with case or shift.
