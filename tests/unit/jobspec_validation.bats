@@ -20,7 +20,7 @@ setup() {
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   mvp_model_files "$SHARED_ROOT/common/models/m"
-  touch "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/test.parquet"
+  mvp_dataset_files "$SHARED_ROOT" "$BATS_FILE_TMPDIR/data"
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n' \
     >"$SHARED_ROOT/user/code/reward.py"
   cat >"$BATS_TEST_TMPDIR/base.yaml" <<'YAML'
@@ -285,7 +285,7 @@ PY
     assert_equal "${#lines[@]}" 1
   done
   # SFT's bare ray.init() sets none of them.
-  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" \
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}" \
     "env_vars: {PYTHONHASHSEED: '1'}"
   assert_success
 }
@@ -300,11 +300,11 @@ PY
 }
 
 @test "jobspec: SFT keeps verl's device and keeps the node's GPUs visible to its driver (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0)" {
-  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}"
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}"
   assert_success
   jq -e '.resolved.trainer_overrides | has("trainer.device") | not' <<<"$output"
   jq -e '.resolved.env_var_names | index("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO") != null' <<<"$output"
-  check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
   run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
   assert_output --partial '"RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"'
   refute_output --partial TORCH_NCCL_AVOID_RECORD_STREAMS
