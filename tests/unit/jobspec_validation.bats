@@ -477,3 +477,49 @@ PY
   assert_failure
   assert_output --partial "defines no function 'nope'"
 }
+
+@test "own data: dataset.train and dataset.val take lists, each path checked; verl gets them as one Hydra list its config accepts" {
+  cp "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/more.parquet"
+  run --separate-stderr check "dataset: {train: [datasets/gsm8k/train.parquet, datasets/gsm8k/more.parquet], val: [datasets/gsm8k/test.parquet]}"
+  assert_success
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.train_files"] == "['"'"'\($r)/datasets/gsm8k/train.parquet'"'"','"'"'\($r)/datasets/gsm8k/more.parquet'"'"']"' <<<"$output"
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.val_files"] == "\($r)/datasets/gsm8k/test.parquet"' <<<"$output"
+  [[ $stderr == *"preflight: dataset.train: more.parquet: 8 rows, columns and messages as verl RL reads them"* ]]
+  run check "dataset: {train: [datasets/gsm8k/train.parquet, datasets/gsm8k/gone.parquet]}"
+  assert_failure
+  assert_output "ERROR: dataset.train[1]: $SHARED_ROOT/datasets/gsm8k/gone.parquet does not exist; run scripts/30_prepare_data_and_model.sh or fix the path"
+  run check "dataset: {train: []}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.dataset.train: required (the training parquet on shared storage)"
+  run check "dataset: {train: [datasets/gsm8k/train.parquet, 3]}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.dataset.train[1]: must be a parquet path, got 3"
+}
+
+@test "own data: a wrong parquet is one ERROR line naming file and column, before anything is written (no --check-only)" {
+  cp "$SHARED_ROOT/datasets/gsm8k_sft/train.parquet" "$SHARED_ROOT/datasets/gsm8k/train.parquet"
+  run helper submit --via cli --jobspec-name spec.yaml --ray-config-name dev.yaml \
+    < <(printf '%s\0%s' "$(cat "$BATS_TEST_TMPDIR/base.yaml")" "$(<"$MVP_REPO/templates/configs/dev.yaml")")
+  assert_failure
+  assert_output "ERROR: dataset.train: $SHARED_ROOT/datasets/gsm8k/train.parquet has no column 'prompt' (verl applies the chat template to it: verl/utils/dataset/rl_dataset.py:259-261); its columns: messages (docs/your-data.md)"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+  [[ -z $(find "$SHARED_ROOT/admission" -type f 2>/dev/null) ]]
+}
+
+@test "own model: model: names a model under common/models (as 30 prepared it); a missing one lists the models there" {
+  mvp_model_files "$SHARED_ROOT/common/models/Org/Other-1B"
+  run --separate-stderr check "model: Org/Other-1B"
+  assert_success
+  jq -e --arg m "$SHARED_ROOT/common/models/Org/Other-1B" '.resolved.trainer_overrides["actor_rollout_ref.model.path"] == $m' <<<"$output"
+  run check "model: Org/Missing"
+  assert_failure
+  assert_output "ERROR: model: 'Org/Missing' is neither a directory under $SHARED_ROOT nor a model under $SHARED_ROOT/common/models (there: Org/Other-1B, m); prepare it with scripts/30_prepare_data_and_model.sh --model ID_OR_DIR"
+  run check "model: ../../etc"
+  assert_failure
+  assert_output --partial "is neither a directory under"
+  mkdir -p "$BATS_TEST_TMPDIR/outside"
+  ln -s "$BATS_TEST_TMPDIR/outside" "$SHARED_ROOT/common/models/escape"
+  run check "model: escape"
+  assert_failure
+  assert_output --partial "must be under $SHARED_ROOT/common/models"
+}
