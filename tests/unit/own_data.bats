@@ -37,22 +37,34 @@ pq.write_table(pa.Table.from_pylist(rows), sys.argv[1])
 PY
 }
 
-# datacheck KIND MODEL_DIR FILE [KEY=VALUE...]: the check as the plan runs it,
-# its lines on stdout, a refusal as its ERROR line.
+# datacheck KIND MODEL_DIR FILE [KEY=VALUE...] [-- KIND MODEL_DIR FILE ...]: the
+# check as the plan runs it, its lines on stdout, a refusal as its ERROR line
+# (exit 1). Several cases after `--` run in one process (transformers is
+# imported once), each line prefixed with "N: ", the case's number from 1.
 datacheck() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$@" <<'PY'
 import sys
 from pathlib import Path
 from mvp import datacheck
 from mvp.errors import MvpError
-kind, model, path, *sets = sys.argv[1:]
-try:
-    for line in datacheck.check([("dataset.train", Path(path))], kind, dict(s.split("=", 1) for s in sets),
-                                Path(model), None):
-        print(line)
-except MvpError as exc:
-    print(f"ERROR: {exc}")
-    sys.exit(1)
+cases, case = [], []
+for word in sys.argv[1:] + ["--"]:
+    if word == "--":
+        cases.append(case)
+        case = []
+    else:
+        case.append(word)
+status = 0
+for n, (kind, model, path, *sets) in enumerate(cases, 1):
+    prefix = f"{n}: " if len(cases) > 1 else ""
+    try:
+        for line in datacheck.check([("dataset.train", Path(path))], kind, dict(s.split("=", 1) for s in sets),
+                                    Path(model), None):
+            print(prefix + line)
+    except MvpError as exc:
+        print(f"{prefix}ERROR: {exc}")
+        status = 1
+sys.exit(status)
 PY
 }
 
@@ -133,31 +145,26 @@ PY
 @test "own data: rows longer than data.max_prompt_length are counted in chat-template tokens; all of them filtered is refused" {
   F=$BATS_TEST_TMPDIR/f.parquet
   parquet "$F" '[RL(msg("hi")), RL(msg("A crate holds 3 red and 6 blue balls. " * 20)), RL(msg("How many?"))]'
-  run datacheck rl "$MODEL" "$F" data.max_prompt_length=30
-  assert_success
-  assert_line --regexp '^dataset.train: 1 of 3 rows longer than data.max_prompt_length=30 tokens \(longest [0-9]+\): verl left-truncates them to rollout.prompt_length \(verl/experimental/agent_loop/agent_loop.py:437-445\)$'
-  run datacheck rl "$MODEL" "$F" data.max_prompt_length=30 data.filter_overlong_prompts=true
-  assert_success
-  assert_line --partial "1 of 3 rows longer than data.max_prompt_length=30 tokens"
-  assert_line --partial ": verl drops them (data.filter_overlong_prompts=true, verl/utils/dataset/rl_dataset.py:268-272)"
   # "hi" with ChatML's turn markers and the generation prompt: more than 2 tokens.
-  run datacheck rl "$MODEL" "$F" data.max_prompt_length=2 data.filter_overlong_prompts=true
+  run datacheck rl "$MODEL" "$F" data.max_prompt_length=30 -- rl "$MODEL" "$F" data.max_prompt_length=30 data.filter_overlong_prompts=true \
+    -- rl "$MODEL" "$F" data.max_prompt_length=2 data.filter_overlong_prompts=true
   assert_failure
-  assert_output --regexp "^ERROR: dataset.train: $F: every row is longer than data.max_prompt_length=2 tokens \(shortest [0-9]+\) and data.filter_overlong_prompts=true drops them all"
+  assert_line --regexp '^1: dataset.train: 1 of 3 rows longer than data.max_prompt_length=30 tokens \(longest [0-9]+\): verl left-truncates them to rollout.prompt_length \(verl/experimental/agent_loop/agent_loop.py:437-445\)$'
+  assert_line --regexp '^2: dataset.train: 1 of 3 rows longer than data.max_prompt_length=30 tokens \(longest [0-9]+\): verl drops them \(data.filter_overlong_prompts=true, verl/utils/dataset/rl_dataset.py:268-272\)$'
+  assert_line --regexp "^3: ERROR: dataset.train: $F: every row is longer than data.max_prompt_length=2 tokens \(shortest [0-9]+\) and data.filter_overlong_prompts=true drops them all"
+  refute_line --regexp '^[12]: ERROR'
 }
 
 @test "own data: SFT: the messages column, its first row rendered, a row over data.max_length refused under truncation=error" {
   F=$BATS_TEST_TMPDIR/sft.parquet
   parquet "$F" '[{"messages": msg("2 + 2?") + msg("4", "assistant")}, {"messages": msg("x " * 200) + msg("y", "assistant")}]'
-  run datacheck sft "$MODEL" "$F" data.max_length=4096
-  assert_success
-  assert_line 'dataset.train: row 0 through the model'"'"'s chat template: "<|im_start|>user\n2 + 2?<|im_end|>\n<|im_start|>assistant\n4<|im_end|>\n"'
-  run datacheck sft "$MODEL" "$F" data.max_length=50
+  run datacheck sft "$MODEL" "$F" data.max_length=4096 -- sft "$MODEL" "$F" data.max_length=50 \
+    -- sft "$MODEL" "$F" data.max_length=50 data.truncation=right
   assert_failure
-  assert_output --regexp "^ERROR: dataset.train: $F row 1: [0-9]+ tokens, more than data.max_length=50, and data.truncation=error makes verl raise on it \(verl/utils/dataset/multiturn_sft_dataset.py:390-391; 1 of 2 rows"
-  run datacheck sft "$MODEL" "$F" data.max_length=50 data.truncation=right
-  assert_success
-  assert_line --partial "1 of 2 rows longer than data.max_length=50 tokens"
+  assert_line '1: dataset.train: row 0 through the model'"'"'s chat template: "<|im_start|>user\n2 + 2?<|im_end|>\n<|im_start|>assistant\n4<|im_end|>\n"'
+  assert_line --regexp "^2: ERROR: dataset.train: $F row 1: [0-9]+ tokens, more than data.max_length=50, and data.truncation=error makes verl raise on it \(verl/utils/dataset/multiturn_sft_dataset.py:390-391; 1 of 2 rows"
+  assert_line --regexp '^3: dataset.train: 1 of 2 rows longer than data.max_length=50 tokens \(longest [0-9]+\): verl truncates them \(right\)$'
+  refute_line --regexp '^[13]: ERROR'
   parquet "$F" '[{"conversation": msg("hi")}]'
   run datacheck sft "$BARE" "$F"
   assert_failure
@@ -195,6 +202,10 @@ from mvp import datacheck
 f, cache = Path(sys.argv[1]), Path(sys.argv[2])
 first = datacheck.check([("dataset.train", f)], "rl", {}, f.parent, cache)
 assert len(list((cache / "data").glob("*.json"))) == 1
+real_columns = datacheck.check_columns
+datacheck.check_columns = lambda *a: (_ for _ in ()).throw(SystemExit("an unchanged file was read again"))
+assert datacheck.check([("dataset.train", f)], "rl", {}, f.parent, cache) == first
+datacheck.check_columns = real_columns
 import pyarrow.parquet as pq
 pq.write_table(pq.read_table(f).slice(0, 0), f)  # now empty: a stale verdict would pass it
 try:
