@@ -155,6 +155,26 @@ PY
   refute_line --regexp '^[12]: ERROR'
 }
 
+@test "own data: the count is verl's: apply_chat_template(tokenize=True) with the generation prompt (RL) or without (SFT)" {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$MODEL" <<'PY'
+import sys
+from pathlib import Path
+from mvp import datacheck
+tok = datacheck.load_tokenizer(Path(sys.argv[1]))
+rows = [[{"role": "user", "content": "A crate holds 3 red balls. " * n}] for n in range(1, 30)]
+rows += [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2 + 2?"},
+          {"role": "assistant", "content": "4"}]]
+def verl(messages, generation):  # rl_dataset.py:259-262 (normalize_token_ids: a BatchEncoding's input_ids)
+    out = tok.apply_chat_template(messages, add_generation_prompt=generation, tokenize=True)
+    return len(out["input_ids"] if hasattr(out, "keys") else out)
+for kind in ("rl", "sft"):
+    got = datacheck.lengths(tok, rows, datacheck.Rules(kind, {}), "dataset.train", Path("f"))
+    want = [verl(r, kind == "rl") for r in rows]
+    assert got == want, (kind, got, want)
+    assert len(set(got)) == len(got), got  # every row a different length: a constant count would not pass
+PY
+}
+
 @test "own data: SFT: the messages column, its first row rendered, a row over data.max_length refused under truncation=error" {
   F=$BATS_TEST_TMPDIR/sft.parquet
   parquet "$F" '[{"messages": msg("2 + 2?") + msg("4", "assistant")}, {"messages": msg("x " * 200) + msg("y", "assistant")}]'
