@@ -219,8 +219,8 @@ def _stat_key(path: Path) -> list:
     return [str(path), st.st_size, st.st_mtime_ns]
 
 
-def cache_file(cache_dir: Path, path: Path, rules: Rules, model_dir) -> Path:
-    parts = [CACHE_VERSION, _stat_key(path), rules.key()]
+def cache_file(cache_dir: Path, path: Path, field: str, rules: Rules, model_dir) -> Path:
+    parts = [CACHE_VERSION, field, _stat_key(path), rules.key()]
     if model_dir is not None:
         parts.append([_stat_key(model_dir / n) for n in sorted(os.listdir(model_dir)) if n.startswith("tokenizer")
                       or n in ("chat_template.jinja", "special_tokens_map.json", "vocab.json", "merges.txt")])
@@ -239,7 +239,7 @@ def check_file(path: Path, field: str, rules: Rules, model_dir, cache_dir, token
     """The lines the preflight says about one file; raises on the first problem.
     model_dir None: no tokenizer to render with. tokenizer_box: the tokenizer,
     loaded once for all of a job's files."""
-    cache = cache_file(cache_dir, path, rules, model_dir) if cache_dir else None
+    cache = cache_file(cache_dir, path, field, rules, model_dir) if cache_dir else None
     if cache and _cached(cache):
         return _cached(cache)
     check_columns(path, field, rules)
