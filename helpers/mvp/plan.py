@@ -297,9 +297,9 @@ def _model(root: Path, value: str) -> Path:
     if (models / given).exists():
         return _inside(root, str(models / given), "model", under=models)
     have = sorted(str(p.parent.relative_to(models)) for p in models.glob("**/config.json")) if models.is_dir() else []
-    raise MvpError(f"model: '{value}' is neither a directory under {root} nor a model under {models} "
+    raise MvpError(f"model: {os.path.normpath(root / given)} does not exist, nor is '{value}' a model under {models} "
                    f"(there: {', '.join(have) or 'none'}); prepare it with scripts/30_prepare_data_and_model.sh "
-                   "--model ID_OR_DIR")
+                   "--model ID_OR_DIR, or fix the path")
 
 
 def _hydra_files(files: list) -> str:

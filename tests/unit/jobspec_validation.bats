@@ -513,10 +513,10 @@ PY
   jq -e --arg m "$SHARED_ROOT/common/models/Org/Other-1B" '.resolved.trainer_overrides["actor_rollout_ref.model.path"] == $m' <<<"$output"
   run check "model: Org/Missing"
   assert_failure
-  assert_output "ERROR: model: 'Org/Missing' is neither a directory under $SHARED_ROOT nor a model under $SHARED_ROOT/common/models (there: Org/Other-1B, m); prepare it with scripts/30_prepare_data_and_model.sh --model ID_OR_DIR"
+  assert_output "ERROR: model: $SHARED_ROOT/Org/Missing does not exist, nor is 'Org/Missing' a model under $SHARED_ROOT/common/models (there: Org/Other-1B, m); prepare it with scripts/30_prepare_data_and_model.sh --model ID_OR_DIR, or fix the path"
   run check "model: ../../etc"
   assert_failure
-  assert_output --partial "is neither a directory under"
+  assert_output --partial "does not exist, nor is '../../etc' a model under"
   mkdir -p "$BATS_TEST_TMPDIR/outside"
   ln -s "$BATS_TEST_TMPDIR/outside" "$SHARED_ROOT/common/models/escape"
   run check "model: escape"
