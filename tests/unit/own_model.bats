@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154  # $stderr is set by bats' run --separate-stderr
 # 30 prepares the user's own model: a local directory or a Hugging Face id,
 # several side by side under common/models; HF_TOKEN is private. No hub here:
 # the hub path runs the helper against a stub huggingface_hub that records
@@ -79,7 +80,7 @@ PY
   run --separate-stderr env -u HF_TOKEN PYTHONPATH="$stub:$MVP_REPO/helpers" SHARED_ROOT="$SHARED_ROOT" \
     MVP_MODEL_ID=Org/Gated-1B MVP_MODEL_SOURCE="" MVP_SKIP_MODEL=0 MVP_GSM8K_SOURCE=synthetic MVP_MIN_FREE_MB=1 \
     "$MVP_REPO/.venv/bin/python" -m mvp prepare --token-stdin < <(printf '%s' hf_SeCrEt123)
-  assert_success || { echo "$stderr"; false; }
+  assert_success
   jq -e --arg d "$SHARED_ROOT/common/models/Org" '.repo_id == "Org/Gated-1B" and .token == "hf_SeCrEt123" and (.local_dir | startswith($d))' "$STUB_RECORD"
   jq -e '(.argv | contains("hf_SeCrEt123") | not) and (.env | contains("hf_SeCrEt123") | not)' "$STUB_RECORD"
   jq -e '.source == "hf:Org/Gated-1B"' "$SHARED_ROOT/common/models/Org/Gated-1B/MANIFEST.json"
@@ -97,6 +98,7 @@ PY
 }
 
 @test "HF_TOKEN reaches no node: mvp::run::node_env_names passes the Hugging Face cache settings, not its token" {
+  # shellcheck disable=SC2016  # expanded by the inner bash
   run env HF_TOKEN=x HF_HOME=/h HF_HUB_OFFLINE=1 HUGGING_FACE_HUB_TOKEN=y bash -c '
     source "$MVP_REPO/scripts/lib/run.sh"
     mvp::run::node_env_names | sort'
