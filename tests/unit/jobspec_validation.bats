@@ -485,6 +485,18 @@ PY
   jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.train_files"] == "['"'"'\($r)/datasets/gsm8k/train.parquet'"'"','"'"'\($r)/datasets/gsm8k/more.parquet'"'"']"' <<<"$output"
   jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.val_files"] == "\($r)/datasets/gsm8k/test.parquet"' <<<"$output"
   [[ $stderr == *"preflight: dataset.train: more.parquet: 8 rows, columns and messages as verl RL reads them"* ]]
+  # Composed by Hydra with real verl 0.9.1's ppo_trainer, as main_ppo composes it: a list of the two paths.
+  local files
+  files=$(jq -r '.resolved.trainer_overrides["data.train_files"]' <<<"$output")
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+import json, sys
+from pathlib import Path
+from omegaconf import OmegaConf
+from mvp import preflight
+cfg = preflight._compose(Path(sys.argv[1]) / "trainer" / "config", "ppo_trainer", ["data.train_files=" + sys.argv[2]])
+print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$files"
+  assert_success
+  assert_output "[\"$SHARED_ROOT/datasets/gsm8k/train.parquet\", \"$SHARED_ROOT/datasets/gsm8k/more.parquet\"]"
   run check "dataset: {train: [datasets/gsm8k/train.parquet, datasets/gsm8k/gone.parquet]}"
   assert_failure
   assert_output "ERROR: dataset.train[1]: $SHARED_ROOT/datasets/gsm8k/gone.parquet does not exist; run scripts/30_prepare_data_and_model.sh or fix the path"
