@@ -47,7 +47,8 @@ RUNTIME_ENV_FIELDS = {"env_vars": (dict, type(None))}
 
 def _type_name(kinds) -> str:
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-    names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", list: "a list", type(None): "empty"}
+    names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", list: "a list",
+             type(None): "empty"}
     if kinds == OPT_INT:
         return "a whole number or empty"
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
