@@ -121,6 +121,7 @@ def _job_commands(sub) -> None:
 def _shared_root_commands(sub) -> None:
     c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
     c.add_argument("--force", action="store_true")
+    c.add_argument("--token-stdin", action="store_true", help="HF_TOKEN on stdin (never on argv)")
     c.set_defaults(func=module_command("prepare", "main"))
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")

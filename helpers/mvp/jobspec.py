@@ -36,7 +36,8 @@ JOBSPEC_FIELDS = {
     "env_vars": (dict, type(None)),
     "retries": OPT_INT,
 }
-DATASET_FIELDS = {"train": str, "val": OPT_STR}
+# As verl's data.train_files / data.val_files: one parquet or a list of them.
+DATASET_FIELDS = {"train": (str, list), "val": (str, list, type(None))}
 RAY_FIELDS = {"address": OPT_STR}
 RESOURCE_FIELDS = {"entrypoint_resources": dict, "entrypoint_num_cpus": NUMBER, "entrypoint_num_gpus": NUMBER}
 RAY_CONFIG_FIELDS = {"address": OPT_STR, "entrypoint_resources": dict, "entrypoint_num_cpus": NUMBER,
@@ -46,7 +47,8 @@ RUNTIME_ENV_FIELDS = {"env_vars": (dict, type(None))}
 
 def _type_name(kinds) -> str:
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-    names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", type(None): "empty"}
+    names = {str: "a string", dict: "a mapping", int: "a number", float: "a number", list: "a list",
+             type(None): "empty"}
     if kinds == OPT_INT:
         return "a whole number or empty"
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
@@ -128,6 +130,17 @@ def check_retries(value, where: str) -> None:
                        "a job failing more often than that needs a fix, not another try")
 
 
+def check_dataset_list(value, where: str) -> None:
+    """A list of files: each a non-empty path, and at least one."""
+    if not isinstance(value, list):
+        return
+    if not value:
+        raise MvpError(f"{where}: an empty list; give one parquet path or a list of them")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise MvpError(f"{where}[{i}]: must be a parquet path, got {_short(repr(item))}")
+
+
 def check_resources(res: dict, where: str) -> None:
     for name, amount in (res.get("entrypoint_resources") or {}).items():
         if isinstance(amount, bool) or not isinstance(amount, NUMBER) or amount < 0:
@@ -189,6 +202,8 @@ def parse_jobspec(text: str, name: str) -> dict:
     check_fields(spec.get("dataset"), DATASET_FIELDS, f"{name}.dataset")
     if not (spec.get("dataset") or {}).get("train"):
         raise MvpError(f"{name}.dataset.train: required (the training parquet on shared storage)")
+    for part in ("train", "val"):
+        check_dataset_list((spec.get("dataset") or {}).get(part), f"{name}.dataset.{part}")
     if not spec.get("model"):
         raise MvpError(f"{name}.model: required (the model directory on shared storage)")
     check_fields(spec.get("ray"), RAY_FIELDS, f"{name}.ray")

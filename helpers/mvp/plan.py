@@ -27,7 +27,7 @@ class Plan:
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
               "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster",
-              "log_sync_s", "stop_at_step")
+              "log_sync_s", "stop_at_step", "data_lines")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -207,13 +207,22 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     env = _job_env(spec, ray_cfg, settings, overlay, workload, code_path, address)
     # The preflight's cost: reading the snapshot's config facts and checking the overrides.
     checked = preflight.verify(snap, [f"{k}={v}" for k, v in overrides.items()], time.perf_counter() - snap_seconds)
+    data_lines = _check_data(workload, inputs, overrides, layout)
     return Plan(
         submission_id=sid, workload=workload.name, shared_root=root, job_dir=job_dir,
         code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
         trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
         profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
         cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s,
-        stop_at_step=_stop_at_step(settings, resumed_from), **resources)
+        stop_at_step=_stop_at_step(settings, resumed_from), data_lines=data_lines, **resources)
+
+
+def _check_data(workload: Workload, inputs: dict, overrides: dict, layout: Layout) -> list:
+    """The job's parquet as its verl reads them, rendered with the model's
+    tokenizer where the model has one (datacheck.py)."""
+    from . import datacheck
+    files = [("dataset.train", p) for p in inputs["train"]] + [("dataset.val", p) for p in inputs["val"]]
+    return datacheck.check(files, workload.dataset, overrides, inputs["model"], layout.preflight)
 
 
 def _stop_at_step(settings: Settings, resumed_from: str):
@@ -263,13 +272,44 @@ def _code(spec: dict, settings: Settings, root: Path, layout: Layout) -> tuple:
 
 
 def _inputs(spec: dict, root: Path, check_model: bool) -> dict:
-    """The model and the train/val parquet, each checked to be on shared storage."""
-    model = _inside(root, spec["model"], "model")
+    """The model and the train/val parquet (each one file or a list, as
+    verl's data.train_files), each checked to be on shared storage."""
+    model = _model(root, spec["model"])
     if check_model:
         profile.check_model(model)
     dataset = spec.get("dataset") or {}
-    return {"model": model, "train": _inside(root, dataset["train"], "dataset.train"),
-            "val": _inside(root, dataset["val"], "dataset.val") if dataset.get("val") else None}
+    return {"model": model, "train": _files(root, dataset["train"], "dataset.train"),
+            "val": _files(root, dataset["val"], "dataset.val") if dataset.get("val") else []}
+
+
+def _files(root: Path, value, field: str) -> list:
+    if isinstance(value, str):
+        return [_inside(root, value, field)]
+    return [_inside(root, item, f"{field}[{i}]") for i, item in enumerate(value)]
+
+
+def _model(root: Path, value: str) -> Path:
+    """A path (absolute, or relative to the shared root) or a model's name
+    under common/models (what 30 prepared: `Qwen/Qwen2.5-0.5B-Instruct`)."""
+    models, given = Layout(root).models, Path(value)
+    if given.is_absolute() or (root / given).exists():
+        return _inside(root, value, "model")
+    if (models / given).exists():
+        return _inside(root, str(models / given), "model", under=models)
+    have = sorted(str(p.parent.relative_to(models)) for p in models.glob("**/config.json")) if models.is_dir() else []
+    raise MvpError(f"model: {os.path.normpath(root / given)} does not exist, nor is '{value}' a model under {models} "
+                   f"(there: {', '.join(have) or 'none'}); prepare it with scripts/30_prepare_data_and_model.sh "
+                   "--model ID_OR_DIR, or fix the path")
+
+
+def _hydra_files(files: list) -> str:
+    """data.train_files' value: the path, or a Hydra list of quoted paths."""
+    if len(files) == 1:
+        return str(files[0])
+    for f in files:
+        if set(str(f)) & set("'\\"):
+            raise MvpError(f"dataset: {f} contains ' or \\, which a Hydra list cannot quote; rename it")
+    return "[" + ",".join(f"'{f}'" for f in files) + "]"
 
 
 def _entry_resources(spec: dict, ray_cfg: dict) -> dict:
@@ -296,10 +336,10 @@ def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",
         "trainer.nnodes": str(settings.workers), "trainer.n_gpus_per_node": str(settings.gpus_per_worker),
-        "data.train_files": str(inputs["train"]),
+        "data.train_files": _hydra_files(inputs["train"]),
     }
     if inputs["val"]:
-        overrides["data.val_files"] = str(inputs["val"])
+        overrides["data.val_files"] = _hydra_files(inputs["val"])
     overrides.update((key, str(inputs["model"])) for key in workload.model_keys)
     overrides.update(workload.defaults)
     return overrides

@@ -7,13 +7,14 @@ manifest last, so an interrupted run leaves nothing under a final name that a
 later run would trust."""
 import errno
 import os
+import re
 import shutil
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import fsutil, gsm8k, log
+from . import fsutil, gsm8k, log, redact
 from .errors import MvpError
 from .layout import Layout
 
@@ -111,7 +112,15 @@ TINY_PREFIX = "mvp-tiny/"
 TINY_SEED = 0
 
 
-def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
+# A Hugging Face id (ORG/NAME or NAME), which is also the model's place under
+# common/models: no '..', no absolute path, nothing a shell would re-parse.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?\Z")
+
+
+def prepare_model(shared_root: Path, model_id: str, source: str, token: str = "") -> None:
+    if not MODEL_ID.match(model_id) or ".." in model_id:
+        raise MvpError(f"model id '{model_id}' is not a Hugging Face id (ORG/NAME of A-Z a-z 0-9 . _ -); it names "
+                       "the model's directory under common/models")
     if source == TINY_SOURCE and not model_id.startswith(TINY_PREFIX):
         raise MvpError(f"MVP_MODEL_SOURCE=tiny builds a tiny random model, which must not pass for {model_id}; "
                        f"name it MVP_MODEL_ID={TINY_PREFIX}<name>")
@@ -136,7 +145,7 @@ def prepare_model(shared_root: Path, model_id: str, source: str) -> None:
             shutil.copytree(src, tmp)
             origin = f"dir:{src.resolve()}"
         else:
-            _download(model_id, tmp, shared_root)
+            _download(model_id, tmp, shared_root, token)
             origin = f"hf:{model_id}"
         files = {str(p.relative_to(tmp)): p.stat().st_size for p in sorted(tmp.rglob("*")) if p.is_file()}
         fsutil.write_json(tmp / "MANIFEST.json", {"model_id": model_id, "source": origin, "files": files,
@@ -158,7 +167,9 @@ def _build_tiny(dest: Path, sft_train: Path) -> None:
     tiny_model.build(dest, texts, seed=TINY_SEED)
 
 
-def _download(model_id: str, dest: Path, shared_root: Path) -> None:
+def _download(model_id: str, dest: Path, shared_root: Path, token: str) -> None:
+    """token: HF_TOKEN (30 sends it on stdin), for gated models; given to the
+    hub client as an argument, never written or logged."""
     # huggingface_hub reads its cache location from the environment.
     os.environ.setdefault("HF_HOME", str(Layout(shared_root).hf_home))
     hint = ("put a local copy in MVP_MODEL_SOURCE=<directory>, or set MVP_SKIP_MODEL=1 for runs with the "
@@ -169,10 +180,13 @@ def _download(model_id: str, dest: Path, shared_root: Path) -> None:
         raise MvpError(f"model {model_id}: huggingface_hub is not installed here, so the model cannot be "
                        f"downloaded; {hint}") from None
     try:
-        snapshot_download(repo_id=model_id, local_dir=str(dest))
+        snapshot_download(repo_id=model_id, local_dir=str(dest), token=token or None)
     except Exception as exc:
-        raise MvpError(f"model {model_id}: download from the Hugging Face hub failed "
-                       f"({str(exc).splitlines()[0][:200]}); {hint}") from None
+        why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        why = why.replace(token, redact.MASK) if token else why
+        if any(word in why.lower() for word in ("gated repo", "401", "403", "unauthorized")):
+            hint = "a gated model needs HF_TOKEN (exported, a token with access to it); or " + hint
+        raise MvpError(f"model {model_id}: download from the Hugging Face hub failed ({why}); {hint}") from None
 
 
 def main(args, settings) -> int:
@@ -182,7 +196,8 @@ def main(args, settings) -> int:
         if settings.skip_model:
             log.skip("model (MVP_SKIP_MODEL=1)")
             return 0
-        prepare_model(root, settings.model_id, settings.model_source)
+        token = sys.stdin.read().strip() if args.token_stdin else ""
+        prepare_model(root, settings.model_id, settings.model_source, token)
     except OSError as exc:
         # pyarrow reports a full disk as OSError with the text, not always the errno.
         if exc.errno != errno.ENOSPC and "No space left" not in str(exc):

@@ -102,6 +102,8 @@ def _submit(args, settings, cli) -> int:
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, args.ray_config_name)
     log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
+    for line in plan.data_lines:
+        log.info(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
     dash = Dashboard(plan.address)

@@ -12,7 +12,7 @@ class Workload:
 
     def __init__(self, name: str, trainer_module: str, model_keys: tuple, defaults: dict,
                  samples_per_prompt_key: str = "", always_saves_at_end: bool = False,
-                 job_env: dict = None, refused_env: dict = None):
+                 job_env: dict = None, refused_env: dict = None, dataset: str = "rl"):
         self.name = name
         self.trainer_module = trainer_module
         # The overrides that take the model directory.
@@ -28,6 +28,8 @@ class Workload:
         self.job_env = job_env or {}
         # Names the trainer refuses in the job's environment: name -> what to do instead.
         self.refused_env = refused_env or {}
+        # The parquet schema its verl reads (datacheck.py): rl (RLHFDataset) or sft (MultiTurnSFTDataset).
+        self.dataset = dataset
 
 
 _ROLLOUT_N = "actor_rollout_ref.rollout.n"
@@ -59,7 +61,7 @@ WORKLOADS = {
                      {"algorithm.adv_estimator": "grpo", _ROLLOUT_N: "5"}, samples_per_prompt_key=_ROLLOUT_N,
                      job_env=_RL_ENV, refused_env=_MAIN_PPO_RESERVED_ENV),
     "sft": Workload("sft", "verl.trainer.sft_trainer_ray", ("model.path",), {"data.messages_key": "messages"},
-                    always_saves_at_end=True, job_env=_SFT_ENV),
+                    always_saves_at_end=True, job_env=_SFT_ENV, dataset="sft"),
 }
 
 NAMES = tuple(WORKLOADS)

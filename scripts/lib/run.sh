@@ -13,7 +13,7 @@ mvp::run::cmd() {
 
 # mvp::run::node_env_names: the names of this host's exported variables
 # that reach commands run in a node, one a line: fault injection of the
-# tests, Ray's token auth, the Hugging Face cache/hub, and whether Ray hides
+# tests, Ray's token auth, the Hugging Face cache/hub (not its token), and whether Ray hides
 # GPUs from a process given none
 # (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1 is Ray's default before 2.60; the
 # tests start nodes with it to meet what verl's SFT driver meets there).
@@ -25,6 +25,9 @@ mvp::run::node_env_names() {
   local name
   while IFS= read -r name; do
     case $name in
+      # HF_TOKEN is private (a secret name, helpers/mvp/redact.py): it reaches 30's
+      # helper on stdin only, never a node's argv or environment (and so no job).
+      HF_*TOKEN*|HF_*KEY*|HF_*SECRET*|HF_*PASSWORD*) ;;
       MVP_FAULT_?*|RAY_AUTH_?*|HF_?*|RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO) echo "$name" ;;
     esac
   done < <(compgen -e)

@@ -132,6 +132,35 @@ mvp_model_files() {
   echo '{{ messages }}' >"$1/chat_template.jinja"
 }
 
+# mvp_dataset_files ROOT [CACHE]: small real GSM8K-shaped parquet (RL
+# datasets/gsm8k/{train,test}, SFT datasets/gsm8k_sft/{train,val}, 8 rows
+# each) under the shared root ROOT, made by the runbook's own gsm8k rows
+# (what the preflight reads); made once into CACHE when given, then copied.
+mvp_dataset_files() {
+  local root=$1 cache=${2:-$1}
+  if [[ ! -f $cache/datasets/gsm8k_sft/val.parquet ]]; then
+    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$cache" <<'PY' || return 1
+import sys
+from pathlib import Path
+import pyarrow as pa
+import pyarrow.parquet as pq
+from mvp import gsm8k
+base = Path(sys.argv[1]) / "datasets"
+for d in ("gsm8k", "gsm8k_sft"):
+    (base / d).mkdir(parents=True, exist_ok=True)
+for split, sft_name in (("train", "train"), ("test", "val")):
+    rows = gsm8k.synthetic(split, 8)
+    pq.write_table(pa.Table.from_pylist(gsm8k.rl_rows(split, rows, "openai/gsm8k")[0], schema=gsm8k.rl_schema()),
+                   base / "gsm8k" / f"{split}.parquet")
+    pq.write_table(pa.Table.from_pylist(gsm8k.sft_rows(rows), schema=gsm8k.sft_schema()),
+                   base / "gsm8k_sft" / f"{sft_name}.parquet")
+PY
+  fi
+  [[ $cache == "$root" ]] && return 0
+  mkdir -p "$root/datasets"
+  cp -r "$cache/datasets/gsm8k" "$cache/datasets/gsm8k_sft" "$root/datasets/"
+}
+
 mvp_real_verl_snapshot() {
   local snap=$1 facts=$2
   mkdir -p "$snap" "$SHARED_ROOT/common/code/preflight"

@@ -20,7 +20,7 @@ setup() {
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   mvp_model_files "$SHARED_ROOT/common/models/m"
-  touch "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/test.parquet"
+  mvp_dataset_files "$SHARED_ROOT" "$BATS_FILE_TMPDIR/data"
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n' \
     >"$SHARED_ROOT/user/code/reward.py"
   cat >"$BATS_TEST_TMPDIR/base.yaml" <<'YAML'
@@ -285,7 +285,7 @@ PY
     assert_equal "${#lines[@]}" 1
   done
   # SFT's bare ray.init() sets none of them.
-  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" \
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}" \
     "env_vars: {PYTHONHASHSEED: '1'}"
   assert_success
 }
@@ -300,11 +300,11 @@ PY
 }
 
 @test "jobspec: SFT keeps verl's device and keeps the node's GPUs visible to its driver (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0)" {
-  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}"
+  run --separate-stderr check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}"
   assert_success
   jq -e '.resolved.trainer_overrides | has("trainer.device") | not' <<<"$output"
   jq -e '.resolved.env_var_names | index("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO") != null' <<<"$output"
-  check "workload: sft" "dataset: {train: datasets/gsm8k/train.parquet}" "trainer_overrides: {}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
+  check "workload: sft" "dataset: {train: datasets/gsm8k_sft/train.parquet}" "trainer_overrides: {}" 2>"$BATS_TEST_TMPDIR/err" >/dev/null
   run grep -F -- "--runtime-env-json" "$BATS_TEST_TMPDIR/err"
   assert_output --partial '"RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"'
   refute_output --partial TORCH_NCCL_AVOID_RECORD_STREAMS
@@ -476,4 +476,62 @@ PY
   run submit_flags --reward-fn user/code/shaped.py:nope
   assert_failure
   assert_output --partial "defines no function 'nope'"
+}
+
+@test "own data: dataset.train and dataset.val take lists, each path checked; verl gets them as one Hydra list its config accepts" {
+  cp "$SHARED_ROOT/datasets/gsm8k/train.parquet" "$SHARED_ROOT/datasets/gsm8k/more.parquet"
+  run --separate-stderr check "dataset: {train: [datasets/gsm8k/train.parquet, datasets/gsm8k/more.parquet], val: [datasets/gsm8k/test.parquet]}"
+  assert_success
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.train_files"] == "['"'"'\($r)/datasets/gsm8k/train.parquet'"'"','"'"'\($r)/datasets/gsm8k/more.parquet'"'"']"' <<<"$output"
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides["data.val_files"] == "\($r)/datasets/gsm8k/test.parquet"' <<<"$output"
+  [[ $stderr == *"preflight: dataset.train: more.parquet: 8 rows, columns and messages as verl RL reads them"* ]]
+  # Composed by Hydra with real verl 0.9.1's ppo_trainer, as main_ppo composes it: a list of the two paths.
+  local files
+  files=$(jq -r '.resolved.trainer_overrides["data.train_files"]' <<<"$output")
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+import json, sys
+from pathlib import Path
+from omegaconf import OmegaConf
+from mvp import preflight
+cfg = preflight._compose(Path(sys.argv[1]) / "trainer" / "config", "ppo_trainer", ["data.train_files=" + sys.argv[2]])
+print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$files"
+  assert_success
+  assert_output "[\"$SHARED_ROOT/datasets/gsm8k/train.parquet\", \"$SHARED_ROOT/datasets/gsm8k/more.parquet\"]"
+  run check "dataset: {train: [datasets/gsm8k/train.parquet, datasets/gsm8k/gone.parquet]}"
+  assert_failure
+  assert_output "ERROR: dataset.train[1]: $SHARED_ROOT/datasets/gsm8k/gone.parquet does not exist; run scripts/30_prepare_data_and_model.sh or fix the path"
+  run check "dataset: {train: []}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.dataset.train: required (the training parquet on shared storage)"
+  run check "dataset: {train: [datasets/gsm8k/train.parquet, 3]}"
+  assert_failure
+  assert_output "ERROR: spec.yaml.dataset.train[1]: must be a parquet path, got 3"
+}
+
+@test "own data: a wrong parquet is one ERROR line naming file and column, before anything is written (no --check-only)" {
+  cp "$SHARED_ROOT/datasets/gsm8k_sft/train.parquet" "$SHARED_ROOT/datasets/gsm8k/train.parquet"
+  run helper submit --via cli --jobspec-name spec.yaml --ray-config-name dev.yaml \
+    < <(printf '%s\0%s' "$(cat "$BATS_TEST_TMPDIR/base.yaml")" "$(<"$MVP_REPO/templates/configs/dev.yaml")")
+  assert_failure
+  assert_output "ERROR: dataset.train: $SHARED_ROOT/datasets/gsm8k/train.parquet has no column 'prompt' (verl applies the chat template to it: verl/utils/dataset/rl_dataset.py:259-261); its columns: messages (docs/your-data.md)"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+  [[ -z $(find "$SHARED_ROOT/admission" -type f 2>/dev/null) ]]
+}
+
+@test "own model: model: names a model under common/models (as 30 prepared it); a missing one lists the models there" {
+  mvp_model_files "$SHARED_ROOT/common/models/Org/Other-1B"
+  run --separate-stderr check "model: Org/Other-1B"
+  assert_success
+  jq -e --arg m "$SHARED_ROOT/common/models/Org/Other-1B" '.resolved.trainer_overrides["actor_rollout_ref.model.path"] == $m' <<<"$output"
+  run check "model: Org/Missing"
+  assert_failure
+  assert_output "ERROR: model: $SHARED_ROOT/Org/Missing does not exist, nor is 'Org/Missing' a model under $SHARED_ROOT/common/models (there: Org/Other-1B, m); prepare it with scripts/30_prepare_data_and_model.sh --model ID_OR_DIR, or fix the path"
+  run check "model: ../../etc"
+  assert_failure
+  assert_output --partial "does not exist, nor is '../../etc' a model under"
+  mkdir -p "$BATS_TEST_TMPDIR/outside"
+  ln -s "$BATS_TEST_TMPDIR/outside" "$SHARED_ROOT/common/models/escape"
+  run check "model: escape"
+  assert_failure
+  assert_output --partial "must be under $SHARED_ROOT/common/models"
 }

@@ -26,7 +26,7 @@ setup() {
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   mvp_model_files "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct"
-  touch "$SHARED_ROOT"/datasets/gsm8k/{train,test}.parquet "$SHARED_ROOT"/datasets/gsm8k_sft/{train,val}.parquet
+  mvp_dataset_files "$SHARED_ROOT" "$BATS_FILE_TMPDIR/data"
 }
 
 render() { "$MVP_REPO/scripts/71_render_kuberay.sh" "$@" 2>/dev/null; }

@@ -40,7 +40,7 @@ kuberay_env() {
   echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
   echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
   mvp_model_files "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct"
-  touch "$SHARED_ROOT"/datasets/gsm8k/{train,test}.parquet "$SHARED_ROOT"/datasets/gsm8k_sft/{train,val}.parquet
+  mvp_dataset_files "$SHARED_ROOT" "$1/data"
 }
 
 # plant FILE KIND 'PYTHON': the ported rules' answer on FILE's KIND document

@@ -73,6 +73,16 @@ for p in (changed, same, kept):
   jq -e '.passed == true and .evidence == "gsm8k: SKIP (manifest unchanged)"' <<<"${lines[2]}"
 }
 
+@test "inputs_persisted: every file of a list of train files (a Hydra list) is checked to be on shared storage" {
+  run py '
+kept = {"gsm8k": {"before": {"sha256": "a", "source": "s"}, "after": {"sha256": "a", "source": "s"}}}
+for files in ("['"'"'/r/d/a.parquet'"'"','"'"'/r/d/b,c.parquet'"'"']", "['"'"'/r/d/a.parquet'"'"','"'"'/tmp/b.parquet'"'"']"):
+    print(json.dumps(judge.check_inputs_persisted(kept, {"data.train_files": files}, "/r")))'
+  assert_success
+  jq -e '.passed == true' <<<"${lines[0]}"
+  jq -e '.passed == false and (.evidence | test("not on shared storage: \\[.?/tmp/b.parquet.?\\]"))' <<<"${lines[1]}"
+}
+
 @test "metrics: verl's numpy reprs (np.float64(0.25), np.int64(3)) are numbers; a NaN is null in --steps --json" {
   LOG=$'\e[36m(TaskRunnerV1 pid=7, ip=127.0.0.3)\e[0m step:1 - critic/score/mean:np.float64(0.25) - val-core/acc:np.int64(3) - actor/grad_norm:nan - actor/pg_loss:0.5\n' \
     run py 'from mvp import steptable

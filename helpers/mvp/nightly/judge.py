@@ -123,12 +123,21 @@ def check_inputs_persisted(prepare: dict, overrides: dict, shared_root: str) -> 
         else:
             ok = False
             notes.append(f"{name}: REBUILT although a valid copy existed (source {after.get('source')} unchanged)")
-    paths = [v for k, v in overrides.items() if k in ("data.train_files", "actor_rollout_ref.model.path", "model.path")]
+    paths = [p for k, v in overrides.items() if k in ("data.train_files", "actor_rollout_ref.model.path", "model.path")
+             for p in _paths_of(v)]
     outside = [p for p in paths if not p.startswith(shared_root.rstrip("/") + "/")]
     if outside:
         ok = False
         notes.append(f"not on shared storage: {outside}")
     return _check("inputs_persisted", ok and bool(prepare), "; ".join(notes) or "no prepare evidence")
+
+
+def _paths_of(value: str) -> list:
+    """An override's paths: one, or the items of the Hydra list plan.py
+    writes for several files (['/a','/b'], no quote inside a path)."""
+    if value.startswith("[") and value.endswith("]"):
+        return re.findall(r"'([^']*)'", value)
+    return [value]
 
 
 def check_import_source(log_text: str, spec: dict) -> dict:
