@@ -60,8 +60,17 @@ PRUNE = {
         ("pillow.libs/liblcms2*", "colour management of images"),
         ("PIL/_imagingcms*", "colour management of images"),
     ],
-    "numpy": [("numpy/tests/*", "numpy's test suite"), ("numpy/*/tests/*", "numpy's test suite")],
-    "pandas": [("pandas/tests/*", "pandas's test suite (18 MB)")],
+    "numpy": [
+        ("numpy/tests/*", "numpy's test suite"), ("numpy/*/tests/*", "numpy's test suite"),
+        ("numpy/_core/include/*", "C headers: building against numpy only"),
+        ("numpy/_core/lib/*", "static npymath library and pkg-config file: building against numpy only"),
+        ("numpy/f2py/*", "the Fortran wrapper generator: building Fortran extensions only"),
+        ("numpy/random/_examples/*", "examples of extending numpy.random (Cython, cffi, numba)"),
+        ("*.pyi", "type stubs: read by type checkers, never imported"),
+        ("*.pxd", "Cython declarations: building against numpy only"),
+    ],
+    "pandas": [("pandas/tests/*", "pandas's test suite (18 MB)"),
+               ("*.pyi", "type stubs: read by type checkers, never imported")],
     "ray": [
         ("ray/jars/*", "Ray's Java worker (34 MB jar): no Java jobs here"),
         ("*.map", "the dashboard UI's JavaScript source maps: debugging the UI only"),
@@ -72,6 +81,12 @@ PRUNE = {
         ("ray/tune/*", "Ray Tune: no hyperparameter search here"),
         ("ray/air/*", "Ray AIR: the shared layer of Train and Tune"),
         ("ray/llm/*", "Ray's LLM serving and batch inference"),
+        ("ray/dashboard/client/build/static/js/*", "the dashboard web UI's JavaScript (the job REST API needs none of "
+                                                   "it; the build directory, index.html and static/css stay, as the "
+                                                   "dashboard refuses to start without them)"),
+        ("ray/dashboard/client/build/static/media/*", "the dashboard web UI's fonts and images"),
+        ("ray/dashboard/client/build/speedscope-*", "the dashboard's flame-graph viewer (speedscope)"),
+        ("*.pyi", "type stubs: read by type checkers, never imported"),
     ],
     "pyarrow": [
         ("pyarrow/include/*", "C++ headers: building against Arrow only"),
@@ -80,6 +95,10 @@ PRUNE = {
         ("pyarrow/*flight*", "Arrow Flight RPC (32 MB): not used for parquet files"),
         ("pyarrow/*s3*", "the S3 filesystem (17 MB): data is on the shared root"),
         ("pyarrow/_pyarrow_cpp_tests*", "pyarrow's C++ test hooks"),
+        ("pyarrow/*.pyx", "Cython sources: building pyarrow only"),
+        ("pyarrow/*.pxd", "Cython declarations: building against pyarrow only"),
+        ("pyarrow/*.pxi", "Cython sources: building pyarrow only"),
+        ("pyarrow/*.pyi", "type stubs: read by type checkers, never imported"),
     ],
 }
 ELF_MAGIC = b"\x7fELF"

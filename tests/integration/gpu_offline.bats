@@ -5,8 +5,10 @@
 # tag) with small parts, so the split and the join are exercised; its
 # checkout unpacked as a user would, and its install run into a clean venv
 # that holds only torch (the CPU 2.13.0 wheel); then Ray (pruned, stripped)
-# starts a real local cluster and runs a task, and verl, the hf rollout, the
-# parquet data and the tiny model load from what the bundle put there.
+# starts a real local cluster of its own, runs a task and a `ray job submit`
+# job (the dashboard's job API, whose web UI the bundle leaves out), and verl,
+# the hf rollout, the parquet data (through datasets, as verl reads it) and
+# the tiny model load from what the bundle put there.
 # The wheels are downloaded once into MVP_TEST_WHEEL_CACHE (default
 # .mvp/cache/gpu-bundle/wheels-cp311) from the configured package index.
 
@@ -95,25 +97,46 @@ PY
   assert_output --partial "SKIP: installing the bundle (installed in $HOSTDIR/venv)"
 }
 
-@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a local cluster and a task; verl, the hf rollout, the parquet data and the tiny model load" {
+@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and the tiny model load" {
   local mvp=$HOSTDIR/mvp
   [[ -x $HOSTDIR/venv/bin/ray ]] || fail "no ray in the bundle's venv: the install test before this one failed"
   run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
+    HF_DATASETS_CACHE="$BATS_TEST_TMPDIR/hf-datasets" HF_HUB_OFFLINE=1 \
     timeout 300 "$HOSTDIR/venv/bin/python" - "$mvp/.mvp/gpu-smoke/shared" <<'PY'
 import os, sys
 shared = sys.argv[1]
+import socket, subprocess
 import ray
-ray.init(num_cpus=1, include_dashboard=True, configure_logging=False)
+# address="local": a cluster of its own. A bare ray.init() joins the latest
+# cluster `ray start` began on this machine (/tmp/ray/ray_current_cluster),
+# which on a shared machine may be another test's.
+with socket.socket() as free:
+    free.bind(("127.0.0.1", 0))
+    dashboard_port = free.getsockname()[1]
+ctx = ray.init(address="local", num_cpus=1, include_dashboard=True, dashboard_port=dashboard_port,
+               configure_logging=False)
 @ray.remote
 def square(x):
     return x * x
 print("ray task", ray.get(square.remote(7)))
+# The job REST API of the dashboard (its web UI's JavaScript is left out) and
+# the runtime env agent behind it, through the CLI the runbook's 41 uses.
+ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+job = subprocess.run([ray_cli, "job", "submit", "--address", "http://" + ctx.dashboard_url, "--",
+                      sys.executable, "-c", "import ray; ray.init(); print('job says', ray.cluster_resources()['CPU'])"],
+                     capture_output=True, text=True, timeout=240)
+print(job.stdout + job.stderr, file=sys.stderr)
+print("job", "SUCCEEDED" if "succeeded" in job.stdout and job.returncode == 0 else f"FAILED rc={job.returncode}")
+print("job output", [l for l in job.stdout.splitlines() if l.startswith("job says")])
 ray.shutdown()
 import verl, verl.trainer.main_ppo, verl.workers.engine_workers  # noqa: F401  (the trainer and its FSDP workers)
 import mvp_verl_cpu.rollout  # noqa: F401  (registers the hf rollout with verl)
 print("verl from", os.path.dirname(verl.__file__))
 import pyarrow.parquet as pq
 print("train rows", pq.read_table(os.path.join(shared, "datasets/gsm8k/train.parquet")).num_rows)
+import datasets  # verl's RLHFDataset reads its parquet this way (verl/utils/dataset/rl_dataset.py)
+rows = datasets.load_dataset("parquet", data_files=os.path.join(shared, "datasets/gsm8k/train.parquet"))["train"]
+print("datasets rows", len(rows), "columns", "prompt" in rows.column_names)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
 model = AutoModelForCausalLM.from_pretrained(model_dir)
@@ -122,7 +145,10 @@ print("model", type(model).__name__, "tokens", len(tokens) > 0)
 PY
   assert_success
   assert_line "ray task 49"
+  assert_line "job SUCCEEDED"
+  assert_line "job output ['job says 1.0']"
   assert_line "verl from $mvp/.mvp/cache/verl-0.9.1/verl"
   assert_line --regexp '^train rows [1-9][0-9]*$'
+  assert_line --regexp '^datasets rows [1-9][0-9]* columns True$'
   assert_line "model Qwen2ForCausalLM tokens True"
 }
