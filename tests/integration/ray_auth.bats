@@ -47,7 +47,10 @@ setup() {
   local token pid
   token=$(<"$SHARED_ROOT/secrets/ray_auth_token")
   ((${#token} == 64))
-  run grep -rlF -- "$token" "$BATS_RUN_TMPDIR"
+  # The whole run's temporary directory, the other test files' too: those
+  # run beside this one (tests/run, --jobs 2), their files come and go
+  # meanwhile, and grep passes over one that vanished under it (-s).
+  run grep -rlsF -- "$token" "$BATS_RUN_TMPDIR"
   assert_output "$SHARED_ROOT/secrets/ray_auth_token"
   for pid in $(mvp_node_processes); do
     ! grep -qF -- "$token" "/proc/$pid/cmdline" 2>/dev/null
