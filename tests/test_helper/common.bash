@@ -15,8 +15,9 @@ MVP_TEST_GSM8K=${MVP_TEST_GSM8K:-$(cd "$MVP_REPO/../shared/data/gsm8k" 2>/dev/nu
 # developer's demo cluster (other addresses and ports) and their local.env.
 # SHARED_ROOT has a space in it to catch quoting bugs. MVP_TEST_SLOT (0-9)
 # moves addresses and ports, so that two checkouts can run tests at once.
-# Files that bats runs side by side (--jobs: tests/run gives the integration
-# tier two) sit two slots apart, by GNU parallel's job slot.
+# Files that bats runs side by side (bats --jobs 2, by hand: tests/run keeps
+# the cluster tiers one file at a time) sit two slots apart, by GNU
+# parallel's job slot.
 mvp_isolate() {
   local dir=$1 slot=$(((${MVP_TEST_SLOT:-0} + 2 * (${PARALLEL_JOBSLOT:-1} - 1)) % 10))
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
