@@ -99,3 +99,28 @@ print(" ".join(f"{p.parent.parent.name}/{p.name}" for p in ckpt_keep.enforce(Pat
   assert_output ""
   [[ -d $JOBS/b/checkpoints/global_step_2 ]]
 }
+
+# chain_sft LOGGED: ref (6 SFT steps), k (steps 1..LOGGED logged, SIGKILLed,
+# FAILED, its global_step_4 saved) and k-r1 (resumed from it: steps 5 and 6).
+chain_sft() {
+  job ref sft "" '{}' 6
+  job k sft "" '{}' "$1"
+  jq -n '{killed: true, signal: "SIGKILL", last_step_seen: 3}' >"$JOBS/k/logs/interrupt.json"
+  echo '{"status": "FAILED"}' >"$JOBS/k/result.json"
+  ckpt k 4
+  job k-r1 sft k/global_step_4 '{}' 6
+  sed -i '1,4d' "$JOBS/k-r1/logs/driver.log"
+  echo '{"status": "SUCCEEDED"}' >"$JOBS/k-r1/result.json"
+  run py 'import json, sys
+from pathlib import Path
+from mvp.nightly import resume
+print(json.dumps(resume.check(Path(sys.argv[1]), ["k", "k-r1"], "ref", 3, {"loss": 0.05, "grad_norm": 0.05})))' "$JOBS"
+}
+
+@test "resume_fidelity: a kill between verl's checkpoint save and its log line (ray_trainer.py:1712, then :1802) leaves the checkpoint's step unlogged and passes; a step before it missing fails" {
+  chain_sft 3
+  jq -e '.passed == true' <<<"$output" || fail "a chain killed after saving step 4, before logging it: $output"
+  chain_sft 2
+  jq -e '.passed == false and (.evidence | startswith("steps differ from ref'"'"'s: before the checkpoint [1, 2], resumed [5, 6]"))' <<<"$output" ||
+    fail "a chain whose killed job lacks step 3: $output"
+}

@@ -10,8 +10,9 @@ is left to resume). The check `resume_fidelity` then asks, from the job
 directories alone:
 - the first job was interrupted (the stopper's record: SIGKILL after step K)
   and ended FAILED; a resumption followed and SUCCEEDED;
-- the chain logged the reference's steps: the first job up to its
-  checkpoint, the resumptions every step after it;
+- the chain logged the reference's steps: the first job every step before
+  its checkpoint's (that one too, unless the kill came between verl's save
+  and its log line), the resumptions every step after it;
 - each figure of each resumed step (score and grad_norm for PPO/GRPO, loss
   and grad_norm for SFT) equals the reference's when both ran under verl's
   full determinism (rollout.full_determinism=true on the V0 trainer,
@@ -122,7 +123,11 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
     for sid in chain[1:]:
         after.update(_curve(jobs, sid))
     want = sorted(s for s in ref if s > from_step)
-    if sorted(after) != want or sorted(before) != sorted(s for s in ref if s <= from_step):
+    # verl saves a step's checkpoint (ppo/ray_trainer.py:1712) before it logs
+    # the step (:1802): a kill in between leaves the checkpoint's own step
+    # unlogged, every step before it logged.
+    logged = sorted(s for s in before if s != from_step)
+    if sorted(after) != want or logged != sorted(s for s in ref if s < from_step):
         return _result(False, f"steps differ from {reference}'s: before the checkpoint {sorted(before)}, resumed "
                               f"{sorted(after)}; {reference} logged {sorted(ref)}")
     return _compare(jobs, chain, reference, ref, before, after, from_step, band)
