@@ -35,6 +35,7 @@ import json
 import os
 from pathlib import Path
 
+from . import fsutil
 from .errors import MvpError
 
 CACHE_VERSION = 1
@@ -228,11 +229,9 @@ def cache_file(cache_dir: Path, path: Path, field: str, rules: Rules, model_dir)
     return cache_dir / "data" / f"{digest}.json"
 
 
-def _cached(cache: Path) -> list:
-    try:
-        return json.loads(cache.read_text(encoding="utf-8"))["lines"]
-    except (OSError, ValueError, KeyError):
-        return []
+def _cached(cache) -> list:
+    """The lines a verdict cached at cache holds; [] when none (or no cache)."""
+    return ((fsutil.read_json(cache, {}) if cache else None) or {}).get("lines") or []
 
 
 def check_file(path: Path, field: str, rules: Rules, model_dir, cache_dir, tokenizer_box: list) -> list:
@@ -240,8 +239,9 @@ def check_file(path: Path, field: str, rules: Rules, model_dir, cache_dir, token
     model_dir None: no tokenizer to render with. tokenizer_box: the tokenizer,
     loaded once for all of a job's files."""
     cache = cache_file(cache_dir, path, field, rules, model_dir) if cache_dir else None
-    if cache and _cached(cache):
-        return _cached(cache)
+    hit = _cached(cache)
+    if hit:
+        return hit
     check_columns(path, field, rules)
     rows = read_rows(path, field, rules)
     lines = [f"{field}: {path.name}: {len(rows)} rows, columns and messages as verl {rules.kind.upper()} reads them"]
