@@ -261,6 +261,34 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
   assert_output 1
 }
 
+@test "21_start_workers: a worker whose raylet missed Ray's fixed 30 s to register is stopped in its node and started once more, with one WARN line; both then register" {
+  export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head"
+  export MVP_STUB_RAY_SLOW="mvp11-ray-worker-1"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  assert_output --partial "cluster: head + 2 workers registered"
+  [[ $(grep -c "Ray's raylet did not register within Ray's 30 s" <<<"$output") == 1 ]]
+  run grep -c "mvp11-ray-worker-1 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
+  assert_output 2
+  run grep "ray stop" "$MVP_STUB_LOG"
+  assert_output "$(quoted docker exec -i -w / mvp11-ray-worker-1 ray stop --force)"
+  run grep -c "mvp11-ray-worker-0 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
+  assert_output 1
+}
+
+@test "21_start_workers: any other ray start failure is not tried again: Ray's own error, one ERROR line, exit 1" {
+  export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head"
+  export MVP_STUB_RAY_BROKEN="mvp11-ray-worker-1"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_failure 1
+  assert_line --partial "ValueError: mvp stub: ray start broken in mvp11-ray-worker-1"
+  assert_line "ERROR: a worker's ray start failed; see its output above"
+  [[ $(grep -c '^ERROR' <<<"$output") == 1 ]]
+  run grep -c "mvp11-ray-worker-1 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
+  assert_output 1
+  refute [ -n "$(grep 'ray stop' "$MVP_STUB_LOG")" ]
+}
+
 @test "02_down (compose): docker compose down when containers exist, a SKIP when none do" {
   export MVP_STUB_RUNNING="mvp11-ray-head"
   run "$MVP_REPO/scripts/02_down.sh"
