@@ -27,7 +27,7 @@ setup_file() {
 teardown_file() {
   load ../test_helper/common
   load ../test_helper/compose_engine
-  "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
+  timeout 300 "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
   mvp_engine_stop
 }
 

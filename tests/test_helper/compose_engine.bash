@@ -21,9 +21,16 @@ mvp_engine_start() {
   # (300 s by default) after the command ended; the tier should leave none.
   printf '%s\n' '[containers]' 'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]' \
     '[engine]' 'runtime = "runc"' 'exit_command_delay = 1' >"$MVP_ENGINE_DIR/containers.conf"
-  # fd 3 closed: bats waits for whatever holds it.
-  CONTAINERS_CONF=$MVP_ENGINE_DIR/containers.conf \
-    podman system service --time=0 "unix://$MVP_ENGINE_DIR/podman.sock" >"$MVP_ENGINE_DIR/engine.log" 2>&1 3>&- &
+  # Every descriptor but stdout and stderr (the log) closed: bats waits for
+  # whatever holds fd 3 or the pipes behind its own output, and an engine
+  # (or a conmon of it) left holding one would hang the run after the tier.
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      ((fd > 2)) && eval "exec $fd>&-"
+    done
+    CONTAINERS_CONF=$MVP_ENGINE_DIR/containers.conf exec podman system service --time=0 "unix://$MVP_ENGINE_DIR/podman.sock"
+  ) </dev/null >"$MVP_ENGINE_DIR/engine.log" 2>&1 &
   echo $! >"$MVP_ENGINE_DIR/engine.pid"
   export DOCKER_HOST=unix://$MVP_ENGINE_DIR/podman.sock
   local i
@@ -47,15 +54,21 @@ mvp_engine_leftovers() {
 mvp_engine_stop() {
   [[ -n ${MVP_ENGINE_DIR:-} && -f $MVP_ENGINE_DIR/engine.pid ]] || return 0
   local -a ids=()
-  mapfile -t ids < <(docker ps -aq --filter "label=$MVP_COMPOSE_PROJECT_LABEL" 2>/dev/null)
-  ((${#ids[@]} == 0)) || docker rm -f "${ids[@]}" >/dev/null 2>&1
-  mapfile -t ids < <(docker network ls -q --filter "label=$MVP_COMPOSE_PROJECT_LABEL" 2>/dev/null)
-  ((${#ids[@]} == 0)) || docker network rm "${ids[@]}" >/dev/null 2>&1
+  # Bounded: an engine that no longer answers must not hold the run (CI
+  # was once cut off right after this tier's last test).
+  mapfile -t ids < <(timeout 60 docker ps -aq --filter "label=$MVP_COMPOSE_PROJECT_LABEL" 2>/dev/null)
+  ((${#ids[@]} == 0)) || timeout 120 docker rm -f "${ids[@]}" >/dev/null 2>&1
+  mapfile -t ids < <(timeout 60 docker network ls -q --filter "label=$MVP_COMPOSE_PROJECT_LABEL" 2>/dev/null)
+  ((${#ids[@]} == 0)) || timeout 60 docker network rm "${ids[@]}" >/dev/null 2>&1
   local pid
   pid=$(<"$MVP_ENGINE_DIR/engine.pid")
   kill "$pid" 2>/dev/null
   local i
-  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "# the podman API service (pid $pid) did not stop within 10 s of SIGTERM; SIGKILL" >&3
+    kill -9 "$pid" 2>/dev/null
+  fi
   rm -rf "$MVP_ENGINE_DIR"
 }
 
