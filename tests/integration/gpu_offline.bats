@@ -113,8 +113,16 @@ import ray
 with socket.socket() as free:
     free.bind(("127.0.0.1", 0))
     dashboard_port = free.getsockname()[1]
+import shutil, tempfile
+temp_dir = tempfile.mkdtemp(prefix="mvp-ray-", dir="/tmp")
 ctx = ray.init(address="local", num_cpus=1, include_dashboard=True, dashboard_port=dashboard_port,
-               configure_logging=False)
+               configure_logging=False, _temp_dir=temp_dir)
+# A job's driver gets the address Ray's job supervisor resolves from "auto":
+# <temp_dir>/ray_current_cluster, which only `ray start` writes
+# (dashboard/modules/job/job_supervisor.py, _get_driver_env_vars); without it
+# the supervisor takes any gcs_server it finds on the machine, such as another
+# test's cluster beside this one (a rehearsal's driver joined one and died).
+ray._private.utils.write_ray_address(ctx.address_info["gcs_address"], temp_dir)
 @ray.remote
 def square(x):
     return x * x
@@ -129,6 +137,7 @@ print(job.stdout + job.stderr, file=sys.stderr)
 print("job", "SUCCEEDED" if "succeeded" in job.stdout and job.returncode == 0 else f"FAILED rc={job.returncode}")
 print("job output", [l for l in job.stdout.splitlines() if l.startswith("job says")])
 ray.shutdown()
+shutil.rmtree(temp_dir, ignore_errors=True)
 import verl, verl.trainer.main_ppo, verl.workers.engine_workers  # noqa: F401  (the trainer and its FSDP workers)
 import mvp_verl_cpu.rollout  # noqa: F401  (registers the hf rollout with verl)
 print("verl from", os.path.dirname(verl.__file__))
