@@ -125,16 +125,16 @@ mvp::ray::start() {
   # Ray gives a new raylet a fixed 30 s to register with the GCS
   # (ray/_private/node.py:428, no setting); a loaded host misses it now and
   # then. That failure, and no other, gets one more try in a clean node.
-  local err rc=0
+  local err rc attempt
   err=$(mktemp) || mvp::log::die "cannot create a temporary file for ray start's output; check \$TMPDIR"
-  mvp::run::cmd mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null 2>"$err" || rc=$?
-  if ((rc != 0)) && grep -q "timed out during startup" "$err"; then
+  for attempt in 1 2; do
+    rc=0
+    mvp::run::cmd mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null 2>"$err" || rc=$?
+    if ((rc == 0 || attempt == 2)) || ! grep -q "timed out during startup" "$err"; then break; fi
     mvp::log::warn "$node: Ray's raylet did not register within Ray's 30 s (a loaded host); stopping it and starting it once more"
     mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
     mvp::run::wait_for 5 "ports of $node to be free" mvp::ray::ports_free "$index" 2>/dev/null || true
-    rc=0
-    mvp::run::cmd mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null 2>"$err" || rc=$?
-  fi
+  done
   cat "$err" >&2
   rm -f "$err"
   return "$rc"

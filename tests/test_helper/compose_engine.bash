@@ -27,7 +27,7 @@ mvp_engine_start() {
   (
     for fd in /proc/self/fd/*; do
       fd=${fd##*/}
-      ((fd > 2)) && eval "exec $fd>&-"
+      ((fd > 2)) && exec {fd}>&-
     done
     CONTAINERS_CONF=$MVP_ENGINE_DIR/containers.conf exec podman system service --time=0 "unix://$MVP_ENGINE_DIR/podman.sock"
   ) </dev/null >"$MVP_ENGINE_DIR/engine.log" 2>&1 &
