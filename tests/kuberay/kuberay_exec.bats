@@ -55,6 +55,18 @@ doc() {
 print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == sys.argv[2]][0]))' "$1" "$2"
 }
 
+# pods_post_mortem JOB_DIR: what a failed job leaves to read: its result's
+# message, its driver log's end, each pod's state and a dead pod's last lines.
+pods_post_mortem() {
+  jq -r '"result: \(.status) \(.message // "")"' "$1/result.json" 2>/dev/null
+  tail -20 "$1/logs/driver.log" 2>/dev/null
+  local name
+  for name in $(jq -r .name "$BATS_FILE_TMPDIR/pods.jsonl"); do
+    podman inspect -f "pod $name: {{.State.Status}} exit {{.State.ExitCode}} oom {{.State.OOMKilled}}" "$name" 2>/dev/null || continue
+    [[ $(podman inspect -f '{{.State.Running}}' "$name") == true ]] || podman logs "$name" 2>&1 | grep -v '^/' | tail -8
+  done
+}
+
 alive_nodes() {
   dash '/api/v0/nodes?detail=true' | jq '[.data.result.result[] | select(.state == "ALIVE")]'
 }
@@ -101,8 +113,8 @@ alive_nodes() {
   sub=$(pods submitter)
   id=$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob | jq -r .spec.jobId)
   pod_argv "$sub"
-  run --separate-stderr timeout 600 podman run --rm "${ARGV[@]}"
-  [[ $status == 0 ]] || { echo "$stderr" | tail -30; false; }
+  run --separate-stderr podman_within 600 run --rm "${ARGV[@]}"
+  [[ $status == 0 ]] || { echo "$stderr" | tail -30; pods_post_mortem "$SHARED_ROOT/jobs/$id"; false; }
   # The helper speaks the output contract: the id as a key=value line.
   assert_equal "$(last_line)" "submission_id=$id"
   local jd="$SHARED_ROOT/jobs/$id"
@@ -139,7 +151,7 @@ alive_nodes() {
     --override +mvp_standin.step_seconds=1 --override trainer.total_training_steps=100 \
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
-  ip=$(driver_ip_when_running "$id" dash)
+  ip=$(driver_ip_when_running "$id" dash) || { cat "$BATS_TEST_TMPDIR/wait.err"; pods_post_mortem "$SHARED_ROOT/jobs/$id"; false; }
   pod=$(jq -r --arg ip "$ip" 'select(.role == "worker" and .ip == $ip) | .name' "$BATS_FILE_TMPDIR/pods.jsonl")
   [[ -n $pod ]]
   # Killed once its keepers have copied a training step of the driver's log

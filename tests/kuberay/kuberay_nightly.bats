@@ -56,7 +56,7 @@ setup() {
 # night NAME: one run of the CronJob's pod from NAME.yaml, as Kubernetes runs it.
 night() {
   pod_argv "$(jq -c 'select(.role == "cronjob")' "$BATS_FILE_TMPDIR/$1.jsonl")"
-  run --separate-stderr timeout 900 podman run --rm "${ARGV[@]}"
+  run --separate-stderr podman_within 900 run --rm "${ARGV[@]}"
   RUN_ID=$(sed -n '1s/: log .*//p' <<<"$output")
   REG=$SHARED_ROOT/regressions/$RUN_ID
 }

@@ -172,6 +172,20 @@ mvp_real_verl_snapshot() {
 # mvp_dashboard_get PATH: GET PATH from the test cluster's dashboard.
 mvp_dashboard_get() { curl -fsS "$MVP_DASHBOARD$1"; }
 
+# mvp_close_inherited_fds: closes every descriptor above stderr in this
+# shell; call it in the subshell that then execs a command. bats ends a file
+# only when every holder of its pipes has closed them, and podman hands what
+# it inherited to the daemons it leaves running (aardvark-dns, the podman API
+# service): holding bats' pipes, they hang the run after the tier's last test.
+mvp_close_inherited_fds() {
+  local fd
+  for fd in /proc/self/fd/*; do
+    fd=${fd##*/}
+    ((fd > 2)) && exec {fd}>&-
+  done
+  return 0
+}
+
 # process_tree PID: the host PIDs of PID and all its descendants, each
 # parent before its children (what the kill tests SIGKILL).
 process_tree() {

@@ -25,10 +25,7 @@ mvp_engine_start() {
   # whatever holds fd 3 or the pipes behind its own output, and an engine
   # (or a conmon of it) left holding one would hang the run after the tier.
   (
-    for fd in /proc/self/fd/*; do
-      fd=${fd##*/}
-      ((fd > 2)) && exec {fd}>&-
-    done
+    mvp_close_inherited_fds
     CONTAINERS_CONF=$MVP_ENGINE_DIR/containers.conf exec podman system service --time=0 "unix://$MVP_ENGINE_DIR/podman.sock"
   ) </dev/null >"$MVP_ENGINE_DIR/engine.log" 2>&1 &
   echo $! >"$MVP_ENGINE_DIR/engine.pid"

@@ -5,6 +5,20 @@
 # settings (a small cluster's memory, the runbook where the image holds it,
 # token auth), the inputs of a stand-in job and the recipe's image.
 
+# podman, in every file of the tier: the engine without bats' descriptors.
+# Its first container on a network starts aardvark-dns, which outlives the
+# tier holding whatever podman inherited (mvp_close_inherited_fds).
+podman() (
+  mvp_close_inherited_fds
+  exec podman "$@"
+)
+
+# podman_within SECONDS ARGS...: podman ARGS, killed after SECONDS.
+podman_within() (
+  mvp_close_inherited_fds
+  exec timeout "$1" podman "${@:2}"
+)
+
 # kuberay_tier_setup NET_NAME OCTET_BASE: exports NET and PREFIX (moved by
 # MVP_TEST_SLOT), CONTAINERS_CONF, the MVP_K8S_* settings and MVP_K8S_IMAGE.
 kuberay_tier_setup() {
@@ -42,7 +56,7 @@ pod_start() {
   local init
   while IFS= read -r init; do
     mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$init")
-    timeout 180 podman run --rm "${ARGV[@]}" >/dev/null ||
+    podman_within 180 run --rm "${ARGV[@]}" >/dev/null ||
       { echo "init container $(jq -r .name <<<"$init") did not end well" >&2; return 1; }
   done < <(jq -c '.init // [] | .[]' <<<"$1")
   pod_argv "$1"
