@@ -258,3 +258,15 @@ YAML
     and .trainer_overrides["data.train_files"] == "\($r)/datasets/gsm8k/train.parquet"
     and .trainer_overrides["actor_rollout_ref.model.path"] == "\($r)/common/models/m"' <<<"$output"
 }
+
+@test "launch.py: execs the trainer with --config-name, then the overrides (~KEY bare), in a custom job's workdir, no shell between" {
+  local job=$BATS_TEST_TMPDIR/job code=$BATS_TEST_TMPDIR/code
+  mkdir -p "$job/config" "$code/recipe" "$BATS_TEST_TMPDIR/run here"
+  printf 'import json, os, sys\nprint("argv=" + json.dumps(sys.argv[1:]))\nprint("cwd=" + os.getcwd())\n' >"$code/recipe/fake.py"
+  jq -n --arg w "$BATS_TEST_TMPDIR/run here" '{resolved: {trainer_module: "recipe.fake", log_sync_s: 0, workdir: $w,
+    trainer_args: ["--config-name", "mine"], trainer_overrides: {"a": "'"'"'x, [y] $(id)'"'"'", "~b": null}}}' >"$job/config/job_spec.json"
+  run env PYTHONPATH="$code" python3 "$MVP_REPO/helpers/mvp/launch.py" "$job"
+  assert_success
+  assert_line 'argv=["--config-name", "mine", "a='"'"'x, [y] $(id)'"'"'", "~b"]'
+  assert_line "cwd=$BATS_TEST_TMPDIR/run here"
+}
