@@ -132,12 +132,16 @@ def _flatten(node, prefix: str, out: dict) -> None:
 def _compose(config_dir: Path, config_name: str, overrides: list, cwd: Optional[Path] = None):
     """Composed in the snapshot's root (cwd), where verl's docs run it: a recipe's
     config finds verl's through hydra.searchpath file://verl/trainer/config."""
-    import contextlib
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     GlobalHydra.instance().clear()
-    with contextlib.chdir(cwd or "."), initialize_config_dir(config_dir=str(config_dir), version_base=None):
-        return compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+    before = os.getcwd()
+    os.chdir(cwd or before)  # contextlib.chdir is 3.11's; setup takes 3.10
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base=None):
+            return compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+    finally:
+        os.chdir(before)
 
 
 def _derive(config_dir: Path, config_name: str, cwd: Path) -> dict:
