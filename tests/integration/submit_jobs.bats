@@ -321,6 +321,16 @@ c = OmegaConf.load(sys.argv[1]); print(c.trainer.experiment_name); print(c.data.
   assert_success
   assert_line --index 0 'run a, [b] {c} $HOME $(id) ;'
   assert_line --index 1 "$SHARED_ROOT/datasets/gsm8k/train.parquet"
+  # The cluster's shape is the runbook's: one ERROR line, no directory, no Ray job.
+  local before jobs_before
+  before=$(ls "$SHARED_ROOT/jobs" | wc -l)
+  jobs_before=$(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq "[.[] | select(.submission_id)] | length")
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" -- python3 -m verl.trainer.main_ppo data.train_files=datasets/gsm8k/train.parquet \
+    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" trainer.nnodes=1
+  assert_failure
+  assert_output --partial "ERROR: the command line after --: trainer.nnodes is the runbook's to set: it is the cluster's number of workers: set MVP_WORKERS"
+  [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
+  [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq "[.[] | select(.submission_id)] | length") == "$jobs_before" ]]
 }
 
 @test "a typo in an override is refused before submission, naming the closest real keys: no directory, no Ray job" {
