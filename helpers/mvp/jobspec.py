@@ -6,7 +6,7 @@ from typing import Any
 
 from jobenv import mvp_private_env
 
-from . import workloads
+from . import cmdline, workloads
 from .errors import MvpError
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -35,6 +35,8 @@ JOBSPEC_FIELDS = {
     "trainer_overrides": (dict, type(None)),
     "env_vars": (dict, type(None)),
     "retries": OPT_INT,
+    # A verl command line (cmdline.py): a list of words or one string.
+    "entrypoint": (list, str, type(None)),
 }
 # As verl's data.train_files / data.val_files: one parquet or a list of them.
 DATASET_FIELDS = {"train": (str, list), "val": (str, list, type(None))}
@@ -191,20 +193,21 @@ def parse_override_arg(item: str) -> tuple:
     return key, override_text(key, value, "--override")
 
 
-def parse_jobspec(text: str, name: str) -> dict:
-    spec = check_fields(load_yaml(text, name), JOBSPEC_FIELDS, name)
-    workload = spec.get("workload")
-    if workload not in workloads.NAMES:
-        raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(workloads.NAMES)}")
+def parse_jobspec(text: str, name: str, command: list = None) -> dict:
+    """command: the words after 43's `--`, which stand for the JobSpec's
+    `entrypoint:` (with a command line, the JobSpec itself may be empty)."""
+    spec = check_fields(load_yaml(text, name) if text.strip() or not command else {}, JOBSPEC_FIELDS, name)
+    _entrypoint(spec, name, command)
     if spec.get("submission_id"):
         check_id(spec["submission_id"], f"{name}.submission_id")
     check_retries(spec.get("retries"), f"{name}.retries")
     check_fields(spec.get("dataset"), DATASET_FIELDS, f"{name}.dataset")
-    if not (spec.get("dataset") or {}).get("train"):
+    # With a command line, its data.train_files and model path may take their place.
+    if not (spec.get("dataset") or {}).get("train") and not spec.get("entrypoint"):
         raise MvpError(f"{name}.dataset.train: required (the training parquet on shared storage)")
     for part in ("train", "val"):
         check_dataset_list((spec.get("dataset") or {}).get(part), f"{name}.dataset.{part}")
-    if not spec.get("model"):
+    if not spec.get("model") and not spec.get("entrypoint"):
         raise MvpError(f"{name}.model: required (the model directory on shared storage)")
     check_fields(spec.get("ray"), RAY_FIELDS, f"{name}.ray")
     check_fields(spec.get("resources"), RESOURCE_FIELDS, f"{name}.resources")
@@ -213,6 +216,28 @@ def parse_jobspec(text: str, name: str) -> dict:
     spec["trainer_overrides"] = {key: override_text(key, value, f"{name}.trainer_overrides")
                                  for key, value in (spec.get("trainer_overrides") or {}).items()}
     return spec
+
+
+def _entrypoint(spec: dict, name: str, command: list) -> None:
+    """The workload: the JobSpec's, or the one its verl command line runs
+    (whose words land in spec["entrypoint"], checked and split)."""
+    if command and spec.get("entrypoint") is not None:
+        raise MvpError(f"{name}.entrypoint: the JobSpec has a command line and so does the line after --; "
+                       "give it once")
+    if command:
+        spec["entrypoint"] = list(command)
+    workload = spec.get("workload")
+    if spec.get("entrypoint") is None:
+        if workload not in workloads.NAMES:
+            raise MvpError(f"{name}.workload: '{workload}' is not a workload; use one of {', '.join(workloads.NAMES)}")
+        return
+    where = f"{name}.entrypoint" if not command else "the command line after --"
+    spec["entrypoint"] = cmdline.words(spec["entrypoint"], where)
+    runs = cmdline.workload_of(cmdline.parse(spec["entrypoint"], where))
+    if workload is not None and workload != runs:
+        raise MvpError(f"{name}.workload: '{workload}', but its command line runs {runs}; drop workload "
+                       "(the command line says which)")
+    spec["workload"] = runs
 
 
 def parse_ray_config(text: str, name: str) -> dict:

@@ -63,9 +63,13 @@ def main() -> int:
     log_keeper.start(sys.argv[1], float(resolved.get("log_sync_s", 30)))
     stopper.start(sys.argv[1], resolved.get("stop_at_step"))
     precheck()
-    overrides = [f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
-    argv = [sys.executable, "-m", resolved["trainer_module"], *overrides]
+    # ~KEY (a delete) has no value.
+    overrides = [key if value is None else f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]
+    argv = [sys.executable, "-m", resolved["trainer_module"], *resolved.get("trainer_args", []), *overrides]
     print(f"MVP_TRAINER={resolved['trainer_module']} ({len(resolved['trainer_overrides'])} overrides)", flush=True)
+    if resolved.get("workdir"):
+        # A recipe runs from the snapshot's root, as verl's docs run it (plan._workdir).
+        os.chdir(resolved["workdir"])
     os.execv(sys.executable, argv)
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import epoch_boundary, preflight, profile, redact, snapshot
+from . import cmdline, epoch_boundary, preflight, profile, redact, snapshot, workloads
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
 from .settings import Settings
-from .workloads import WORKLOADS, Workload
+from .workloads import Workload
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 # On a job's PYTHONPATH when it has private variables: mvp_private_env.py.
@@ -27,7 +27,7 @@ class Plan:
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
               "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster",
-              "log_sync_s", "stop_at_step", "data_lines")
+              "log_sync_s", "stop_at_step", "data_lines", "trainer_args", "workdir")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -73,6 +73,7 @@ class Plan:
             "private_env_names": sorted(self.private_env),
             "trainer_profile": self.profile, "resumed_from": self.resumed_from, "cluster": self.cluster,
             "log_sync_s": self.log_sync_s, "stop_at_step": self.stop_at_step,
+            "trainer_args": self.trainer_args, "workdir": self.workdir,
         }
 
 
@@ -111,23 +112,34 @@ def _reward_fn(root: Path, spec: dict, snap: "preflight.SnapshotConfig") -> dict
     the top-level custom_reward_function."""
     if not spec.get("reward_fn_path"):
         return {}
-    path = _inside(root, spec["reward_fn_path"], "reward_fn_path", under=Layout(root).user_code)
-    if not path.is_file():
-        raise MvpError(f"reward_fn_path: {path} is not a file")
     name = spec.get("reward_fn_name") or "compute_score"
+    path = _reward_file(root, spec["reward_fn_path"], name, "reward_fn_path")
+    where = _reward_key(snap, "reward_fn_path")
+    return {f"{where}.path": str(path), f"{where}.name": name}
+
+
+def _reward_key(snap: "preflight.SnapshotConfig", field: str) -> str:
+    where = snap.reward_key()
+    if where is None:
+        raise MvpError(f"{field}: verl's config in {snap.where()} has no custom_reward_function "
+                       f"(neither {' nor '.join(preflight.REWARD_KEYS)}); this verl cannot take a reward function")
+    return where
+
+
+def _reward_file(root: Path, value: str, name: str, field: str, name_field: str = "reward_fn_name") -> Path:
+    """The reward function's file, under user/code, defining the function `name`."""
+    path = _inside(root, value, field, under=Layout(root).user_code)
+    if not path.is_file():
+        raise MvpError(f"{field}: {path} is not a file")
     import ast
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as exc:
-        raise MvpError(f"reward_fn_path: {path} line {exc.lineno}: {exc.msg}") from None
+        raise MvpError(f"{field}: {path} line {exc.lineno}: {exc.msg}") from None
     names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if name not in names:
-        raise MvpError(f"reward_fn_name: {path} defines no function '{name}' (it has: {', '.join(sorted(names)) or 'none'})")
-    where = snap.reward_key()
-    if where is None:
-        raise MvpError(f"reward_fn_path: verl's config in {snap.where()} has no custom_reward_function "
-                       f"(neither {' nor '.join(preflight.REWARD_KEYS)}); this verl cannot take a reward function")
-    return {f"{where}.path": str(path), f"{where}.name": name}
+        raise MvpError(f"{name_field}: {path} defines no function '{name}' (it has: {', '.join(sorted(names)) or 'none'})")
+    return path
 
 
 CHECKPOINT_STEP = re.compile(r"global_step_[0-9]+")
@@ -177,50 +189,138 @@ def set_override(overrides: dict, key: str, value: str) -> None:
 
 def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
           submission_id: str = "", resume_from: str = "") -> Plan:
-    """`extra`: (key, value) pairs from --override, after the JobSpec's own
-    and the trainer profile's; `resume_from`: JOB_ID[/global_step_N]. The
-    steps, in order: where, which code, which inputs, which resources, the
-    trainer overrides, the environment, the preflight."""
-    workload = WORKLOADS[spec["workload"]]
+    """`extra`: (key, value) pairs from --override, after the JobSpec's own (or its command
+    line's) and the trainer profile's; `resume_from`: JOB_ID[/global_step_N]. The steps: where,
+    which code, which inputs, which resources, the trainer overrides, the environment, the preflight."""
+    cmd = cmdline.parse(spec["entrypoint"], "entrypoint") if spec.get("entrypoint") else None
+    workload = workloads.for_job(spec["workload"], cmd.module if cmd else "")
     root = _shared_root(spec, settings)
     layout = Layout(root)
-    sid = submission_id or spec.get("submission_id") or new_id(workload.name)
-    check_id(sid, "submission_id")
+    sid = check_id(submission_id or spec.get("submission_id") or new_id(workload.name), "submission_id")
     job_dir = layout.job(sid)
     code_path, code_id = _code(spec, settings, root, layout)
     t0 = time.perf_counter()
-    snap = preflight.SnapshotConfig(code_path, workload.trainer_module, layout.preflight, label=code_id)
+    snap = preflight.SnapshotConfig(code_path, workload.trainer_module, layout.preflight, label=code_id,
+                                    config=(cmd.config_name, cmd.config_path) if cmd else ("", ""))
     snap_seconds = time.perf_counter() - t0
     standin = profile.is_standin(code_path)
     overlay = profile.overlay(settings.trainer_profile, workload.name)
-    inputs = _inputs(spec, root, check_model=not standin)
+    user, inputs = _user_inputs(spec, cmd, root, snap, workload, check_model=not standin)
     for p, what in ((job_dir, "job directory"), (LAUNCHER, "launcher")):
         _safe_for_shell(p, what)
     resources = _entry_resources(spec, ray_cfg)
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
-    overrides = _runbook_overrides(workload, sid, job_dir, inputs, settings)
+    overrides = _runbook_overrides(workload, sid, job_dir, inputs, settings, snap)
     overrides.update(_reward_fn(root, spec, snap))
     resume_overrides, resumed_from = _resume(layout, resume_from, workload.name, code_path) if resume_from else ({}, "")
     overrides.update(resume_overrides)
-    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *overlay.overrides.items(), *extra]:
+    for key, value in [*(spec.get("trainer_overrides") or {}).items(), *user, *overlay.overrides.items(), *extra]:
         set_override(overrides, key, value)
     env = _job_env(spec, ray_cfg, settings, overlay, workload, code_path, address)
     # The preflight's cost: reading the snapshot's config facts and checking the overrides.
-    checked = preflight.verify(snap, [f"{k}={v}" for k, v in overrides.items()], time.perf_counter() - snap_seconds)
-    data_lines = _check_data(workload, inputs, overrides, layout)
+    checked = preflight.verify(snap, override_words(overrides), time.perf_counter() - snap_seconds)
     return Plan(
         submission_id=sid, workload=workload.name, shared_root=root, job_dir=job_dir,
         code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
         trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
         profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
         cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s,
-        stop_at_step=_stop_at_step(settings, resumed_from), data_lines=data_lines, **resources)
+        stop_at_step=_stop_at_step(settings, resumed_from), data_lines=_check_data(workload, inputs, overrides, layout),
+        trainer_args=cmd.hydra_args() if cmd else [], workdir=_workdir(workload, code_path), **resources)
+
+
+def override_words(overrides: dict) -> list:
+    """The overrides as the trainer's words: KEY=VALUE, or ~KEY alone (value None)."""
+    return [key if value is None else f"{key}={value}" for key, value in overrides.items()]
+
+
+def _workdir(workload: Workload, code_path: Path) -> str:
+    """Where a recipe's driver runs: the snapshot's root, as verl's docs run
+    them (their configs find verl's with hydra.searchpath file://verl/trainer/config);
+    the table's trainers run where Ray starts them."""
+    return str(code_path) if workload.name == workloads.CUSTOM else ""
+
+
+def _user_inputs(spec: dict, cmd, root: Path, snap, workload: Workload, check_model: bool) -> tuple:
+    """(the command line's overrides, paths checked; the job's model and
+    parquet: the command line's over the JobSpec's). A table workload needs
+    both, from one or the other."""
+    inputs = _inputs(spec, root, check_model)
+    user = []
+    if cmd:
+        user, given = _command_paths(cmd, root, snap, check_model)
+        inputs.update((k, v) for k, v in given.items() if v)
+    if workload.name != workloads.CUSTOM:
+        key = "data.train_files" if cmd else "dataset.train"
+        if not inputs["train"]:
+            raise MvpError(f"{key}: required (the training parquet on shared storage): give data.train_files=PATH "
+                           "on the command line or dataset.train in the JobSpec")
+        if inputs["model"] is None:
+            raise MvpError(f"{workload.model_keys[0]}: required (the model on shared storage): give "
+                           f"{workload.model_keys[0]}=PATH on the command line or model in the JobSpec")
+    return user, inputs
+
+
+# The command line's keys that name files, checked as a JobSpec's paths are.
+_PATH_KINDS = {"data.train_files": "train", "data.val_files": "val", "actor_rollout_ref.model.path": "model",
+               "critic.model.path": "model", "model.path": "model", "reward_model.model.path": "model",
+               **{f"{key}.path": "reward" for key in preflight.REWARD_KEYS}}
+
+
+def _command_paths(cmd, root: Path, snap, check_model: bool) -> tuple:
+    """The command line's overrides with each path checked and written out
+    absolute (the driver does not run in the shared root), and the inputs
+    they name: {"model": the first model, "train": [...], "val": [...]}."""
+    out, found = [], {"model": None, "train": [], "val": []}
+    for key, value in cmd.overrides:
+        bare = key.lstrip("+~")
+        kind = _PATH_KINDS.get(bare)
+        if kind is None or value is None:
+            out.append((key, value))
+            continue
+        given = _path_values(bare, value, lists=kind in ("train", "val"))
+        if kind in ("train", "val"):
+            found[kind] = _files(root, given, bare)
+            value = _hydra_files(found[kind])
+        elif kind == "model":
+            path = _model(root, given)
+            if check_model:
+                profile.check_model(path)
+            found["model"] = found["model"] or path
+            value = str(path)
+        else:
+            reward_key = _reward_key(snap, bare)
+            if bare != f"{reward_key}.path":
+                raise MvpError(f"{bare}: verl's config in {snap.where()} reads the reward function from "
+                               f"{reward_key}, not from here; write {reward_key}.path=... and {reward_key}.name=...")
+            value = str(_reward_file(root, given, cmd.value(f"{reward_key}.name") or "compute_score", bare,
+                                     f"{reward_key}.name"))
+        out.append((key, value))
+    return out, found
+
+
+def _path_values(key: str, value: str, lists: bool):
+    """A path override's value as Hydra reads it: one path, or (data) a list of them."""
+    if not set(value) & set("'\"[]{},\\$"):
+        return value.strip()
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    try:
+        parsed = OverridesParser.create().parse_override(f"{key}={value}").value()
+    except Exception as exc:  # Hydra's own parse error
+        raise MvpError(f"{key}: Hydra cannot read '{value}' ({str(exc).splitlines()[0]}); "
+                       "quote a path with , [ ] or spaces ('...')") from None
+    if isinstance(parsed, str) or (lists and isinstance(parsed, list) and parsed
+                                   and all(isinstance(p, str) and p for p in parsed)):
+        return parsed
+    raise MvpError(f"{key}: '{value}' is not a path{' or a list of paths' if lists else ''}")
 
 
 def _check_data(workload: Workload, inputs: dict, overrides: dict, layout: Layout) -> list:
     """The job's parquet as its verl reads them, rendered with the model's
     tokenizer where the model has one (datacheck.py)."""
     from . import datacheck
+    if not workload.dataset:
+        return ["custom workload: its parquet are on shared storage; their columns are the recipe's to read"]
     files = [("dataset.train", p) for p in inputs["train"]] + [("dataset.val", p) for p in inputs["val"]]
     return datacheck.check(files, workload.dataset, overrides, inputs["model"], layout.preflight)
 
@@ -272,13 +372,13 @@ def _code(spec: dict, settings: Settings, root: Path, layout: Layout) -> tuple:
 
 
 def _inputs(spec: dict, root: Path, check_model: bool) -> dict:
-    """The model and the train/val parquet (each one file or a list, as
-    verl's data.train_files), each checked to be on shared storage."""
-    model = _model(root, spec["model"])
-    if check_model:
+    """The JobSpec's model and train/val parquet (each one file or a list,
+    as verl's data.train_files), each checked to be on shared storage."""
+    model = _model(root, spec["model"]) if spec.get("model") else None
+    if check_model and model:
         profile.check_model(model)
     dataset = spec.get("dataset") or {}
-    return {"model": model, "train": _files(root, dataset["train"], "dataset.train"),
+    return {"model": model, "train": _files(root, dataset["train"], "dataset.train") if dataset.get("train") else [],
             "val": _files(root, dataset["val"], "dataset.val") if dataset.get("val") else []}
 
 
@@ -325,9 +425,11 @@ def _entry_resources(spec: dict, ray_cfg: dict) -> dict:
             "entrypoint_num_gpus": float(res.get("entrypoint_num_gpus", 0) or 0)}
 
 
-def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict, settings: Settings) -> dict:
+def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict, settings: Settings,
+                       snap: "preflight.SnapshotConfig") -> dict:
     """The overrides the runbook sets before the JobSpec's own: where the job
-    writes, its size on this cluster, its inputs, the workload's defaults."""
+    writes, its size on this cluster, its inputs, the workload's defaults. A
+    custom module's config gets those of its keys that it has."""
     overrides = {
         "trainer.default_local_dir": str(job_dir / "checkpoints"),
         # Hydra writes its outputs/<date>/<time>/ in the driver's working directory otherwise.
@@ -336,12 +438,16 @@ def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",
         "trainer.nnodes": str(settings.workers), "trainer.n_gpus_per_node": str(settings.gpus_per_worker),
-        "data.train_files": _hydra_files(inputs["train"]),
     }
+    if inputs["train"]:
+        overrides["data.train_files"] = _hydra_files(inputs["train"])
     if inputs["val"]:
         overrides["data.val_files"] = _hydra_files(inputs["val"])
-    overrides.update((key, str(inputs["model"])) for key in workload.model_keys)
+    if inputs["model"] is not None:
+        overrides.update((key, str(inputs["model"])) for key in workload.model_keys)
     overrides.update(workload.defaults)
+    if workload.name == workloads.CUSTOM:
+        return {key: value for key, value in overrides.items() if key in snap.keys}
     return overrides
 
 

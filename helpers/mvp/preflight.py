@@ -129,26 +129,36 @@ def _flatten(node, prefix: str, out: dict) -> None:
             _flatten(v, key + ".", out)
 
 
-def _compose(config_dir: Path, config_name: str, overrides: list):
+def _compose(config_dir: Path, config_name: str, overrides: list, cwd: Optional[Path] = None):
+    """Composed in the snapshot's root (cwd), where verl's docs run it: a recipe's
+    config finds verl's through hydra.searchpath file://verl/trainer/config."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
-        return compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+    before = os.getcwd()
+    os.chdir(cwd or before)  # contextlib.chdir is 3.11's; setup takes 3.10
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base=None):
+            return compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+    finally:
+        os.chdir(before)
 
 
-def _derive(config_dir: Path, config_name: str) -> dict:
+def _derive(config_dir: Path, config_name: str, cwd: Path) -> dict:
     from omegaconf import OmegaConf
-    cfg = _compose(config_dir, config_name, [])
+    cfg = _compose(config_dir, config_name, [], cwd)
     keys: dict = {}
     _flatten(OmegaConf.to_container(cfg, resolve=False), "", keys)
     return {"keys": keys, "groups": _groups(config_dir)}
 
 
 class SnapshotConfig:
-    """What a snapshot's config says, for one entrypoint module."""
+    """What a snapshot's config says, for one entrypoint module; `config`:
+    (NAME, DIR) of a command line's --config-name/--config-path, over what
+    the module's @hydra.main names."""
 
-    def __init__(self, code_path: Path, module: str, cache_dir: Optional[Path] = None, label: str = ""):
+    def __init__(self, code_path: Path, module: str, cache_dir: Optional[Path] = None, label: str = "",
+                 config: tuple = ("", "")):
         self.code_path = Path(os.path.abspath(code_path))
         self.module = module
         self.label = label or str(self.code_path)
@@ -157,25 +167,25 @@ class SnapshotConfig:
             raise MvpError(f"preflight: {self.source} does not exist; code_path {self.code_path} "
                            f"is not a verl tree with {module}")
         self.cache_hit = False
-        cached = None
-        config_dir_guess = self.source.parent / "config"
+        config_dir_guess = Path(os.path.normpath(self.source.parent / (config[1] or "config")))
+        # The cache of a module's own config keeps its name; a chosen one is keyed by it too.
+        what = module if config == ("", "") else f"{module}\0{config[0]}\0{config[1]}"
         cache_file = None
         if cache_dir is not None and config_dir_guess.is_dir():
-            cache_file = Path(cache_dir) / f"{_fingerprint(config_dir_guess, self.source, module)}.json"
-            try:
-                cached = json.loads(cache_file.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                cached = None
-        if cached and cached.get("version") == CACHE_VERSION:
+            cache_file = Path(cache_dir) / f"{_fingerprint(config_dir_guess, self.source, what)}.json"
+        cached = _read_cache(cache_file)
+        if cached:
             self.cache_hit = True
             self.config_name, self.config_dir = cached["config_name"], config_dir_guess
             self.keys, self.groups = cached["keys"], set(cached["groups"])
             return
-        config_path, self.config_name = hydra_main_args(self.source)
-        self.config_dir = Path(os.path.normpath(self.source.parent / config_path))
+        config_path, config_name = hydra_main_args(self.source)
+        self.config_name = _bare_name(config[0]) or config_name
+        self.config_dir = Path(os.path.normpath(self.source.parent / (config[1] or config_path)))
         if not (self.config_dir / f"{self.config_name}.yaml").is_file():
-            raise MvpError(f"preflight: {self.module} declares config '{self.config_name}' in {self.config_dir}, "
-                           f"which has no {self.config_name}.yaml; snapshot {self.label} is incomplete")
+            raise MvpError(f"preflight: {self.module} {'is given' if config[0] else 'declares'} config "
+                           f"'{self.config_name}' in {self.config_dir}, which has no {self.config_name}.yaml; "
+                           f"{'fix --config-name' if config[0] else f'snapshot {self.label} is incomplete'}")
         derived = self._derive_or_explain()
         self.keys, self.groups = derived["keys"], set(derived["groups"])
         if cache_file is not None and self.config_dir == config_dir_guess:
@@ -184,7 +194,7 @@ class SnapshotConfig:
 
     def _derive_or_explain(self) -> dict:
         try:
-            return _derive(self.config_dir, self.config_name)
+            return _derive(self.config_dir, self.config_name, self.code_path)
         except ImportError as exc:
             raise MvpError(f"preflight needs hydra-core, the library verl composes its config with: {exc}; "
                            "run scripts/12_install_py_deps.sh") from None
@@ -207,6 +217,21 @@ class SnapshotConfig:
 
     def where(self) -> str:
         return f"snapshot {self.label}, config '{self.config_name}'"
+
+
+def _bare_name(name: str) -> str:
+    """A config name as Hydra finds its file: `dapo_trainer.yaml` is `dapo_trainer`."""
+    return name[:-len(".yaml")] if name.endswith(".yaml") else name
+
+
+def _read_cache(cache_file: Optional[Path]) -> Optional[dict]:
+    if cache_file is None:
+        return None
+    try:
+        cached = json.loads(cache_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return cached if isinstance(cached, dict) and cached.get("version") == CACHE_VERSION else None
 
 
 def _write_atomic(path: Path, data: dict) -> None:
@@ -305,7 +330,7 @@ def _compose_verdict(snap: SnapshotConfig, overrides: list) -> None:
         except OverrideParseException as exc:
             raise MvpError(_refused(snap, item, _first_line(exc))) from None
     try:
-        _compose(snap.config_dir, snap.config_name, overrides)
+        _compose(snap.config_dir, snap.config_name, overrides, snap.code_path)
     except MissingConfigException as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         options = lines[2:lines.index(next((ln for ln in lines if ln.startswith("Config search path")), lines[-1]))]

@@ -128,7 +128,7 @@ def _submit(args, settings, cli) -> int:
 def _spec_and_config(args, settings) -> tuple:
     """The JobSpec (with what 40-44's flags put in it) and the Ray config."""
     spec_text, ray_cfg_text = _read_inputs(sys.stdin.buffer.read(), args.jobspec_name, args.ray_config_name)
-    spec = jobspec.parse_jobspec(spec_text, args.jobspec_name)
+    spec = jobspec.parse_jobspec(spec_text, args.jobspec_name, args.command_word)
     ray_cfg = jobspec.parse_ray_config(ray_cfg_text, args.ray_config_name)
     if args.configured_model:
         spec["model"] = str(Layout(settings.shared_root).model(settings.model_id))

@@ -12,7 +12,7 @@ class Workload:
 
     def __init__(self, name: str, trainer_module: str, model_keys: tuple, defaults: dict,
                  samples_per_prompt_key: str = "", always_saves_at_end: bool = False,
-                 job_env: dict = None, refused_env: dict = None, dataset: str = "rl"):
+                 job_env: dict = None, refused_env: dict = None, dataset: str = "rl", selected_by: dict = None):
         self.name = name
         self.trainer_module = trainer_module
         # The overrides that take the model directory.
@@ -30,6 +30,9 @@ class Workload:
         self.refused_env = refused_env or {}
         # The parquet schema its verl reads (datacheck.py): rl (RLHFDataset) or sft (MultiTurnSFTDataset).
         self.dataset = dataset
+        # What a verl command line of trainer_module sets to be this workload
+        # (cmdline.workload_of); empty: the module's plain workload.
+        self.selected_by = selected_by or {}
 
 
 _ROLLOUT_N = "actor_rollout_ref.rollout.n"
@@ -59,12 +62,21 @@ WORKLOADS = {
                     samples_per_prompt_key=_ROLLOUT_N, job_env=_RL_ENV, refused_env=_MAIN_PPO_RESERVED_ENV),
     "grpo": Workload("grpo", "verl.trainer.main_ppo", ("actor_rollout_ref.model.path",),
                      {"algorithm.adv_estimator": "grpo", _ROLLOUT_N: "5"}, samples_per_prompt_key=_ROLLOUT_N,
-                     job_env=_RL_ENV, refused_env=_MAIN_PPO_RESERVED_ENV),
+                     job_env=_RL_ENV, refused_env=_MAIN_PPO_RESERVED_ENV,
+                     selected_by={"algorithm.adv_estimator": "grpo"}),
     "sft": Workload("sft", "verl.trainer.sft_trainer_ray", ("model.path",), {"data.messages_key": "messages"},
                     always_saves_at_end=True, job_env=_SFT_ENV, dataset="sft"),
 }
 
 NAMES = tuple(WORKLOADS)
+# A verl command line of any other module (a recipe): the runbook knows
+# neither its model keys nor its data's schema, and checks what still applies.
+CUSTOM = "custom"
+
+
+def for_job(name: str, module: str = "") -> Workload:
+    """The table's workload, or for `custom` one of the command line's module."""
+    return WORKLOADS[name] if name in WORKLOADS else Workload(CUSTOM, module, (), {}, dataset="")
 
 
 def trainer_modules() -> list:

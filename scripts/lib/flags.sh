@@ -19,6 +19,9 @@ MVP_FLAGS_COMMON=("--dry-run" "--config FILE" "--runtime NAME" "--shared-root PA
 #   NAME...        the rest: from the first positional word on, every word
 #                  but a common flag is left untouched in MVP_ARGS (a command
 #                  and its own arguments)
+#   -- NAME...     every word after a `--` is left untouched, common flags
+#                  too, in MVP_COMMAND (a command line of another program's:
+#                  43's verl command line); without this entry `--` is refused
 # An entry without a description (the older form: --name=WHAT, NAME) is
 # still parsed, for the libexec programs whose header documents their flags,
 # but --help does not show it.
@@ -37,14 +40,16 @@ mvp::flags::form() {
 }
 
 # mvp::flags::read_spec: MVP_FLAG_SPEC as the parser needs it: FLAG_TAKES
-# (--name -> WHAT, "" for a switch), FLAG_POSITIONALS (how many), FLAG_REST (1: NAME...).
+# (--name -> WHAT, "" for a switch), FLAG_POSITIONALS (how many), FLAG_REST (1: NAME...),
+# FLAG_COMMAND (1: -- NAME...).
 mvp::flags::read_spec() {
   local entry
   declare -gA FLAG_TAKES=()
-  FLAG_POSITIONALS=0 FLAG_REST=0
+  FLAG_POSITIONALS=0 FLAG_REST=0 FLAG_COMMAND=0
   for entry in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
     mvp::flags::form "$entry"
     case $FLAG_FORM in
+      '-- '*) FLAG_COMMAND=1 ;;
       --*' '*) FLAG_TAKES[${FLAG_FORM%% *}]=${FLAG_FORM#* } ;;
       --*) FLAG_TAKES[$FLAG_FORM]="" ;;
       *...|*...']') FLAG_REST=1 ;;
@@ -56,7 +61,8 @@ mvp::flags::read_spec() {
 # mvp::flags::parse "$@": the common flags, wherever they stand (-h/--help,
 # --dry-run, --config FILE, --runtime NAME, --shared-root PATH; the settings
 # they give go to MVP_FLAG_SETTINGS for mvp::config::load), and those of
-# MVP_FLAG_SPEC; the positional words are left, in order, in MVP_ARGS.
+# MVP_FLAG_SPEC; the positional words are left, in order, in MVP_ARGS, and
+# with a `-- NAME...` entry the words after `--` in MVP_COMMAND.
 # A script's flag lands in MVP_FLAG[--name] (its value, 1 for a switch; a
 # repeated flag keeps the last) and in MVP_FLAG_WORDS (as given, in order,
 # a value after its flag: what a script hands on).
@@ -64,9 +70,13 @@ mvp::flags::read_spec() {
 mvp::flags::parse() {
   local in_rest=0
   mvp::flags::read_spec
-  MVP_ARGS=() MVP_FLAG_SETTINGS=() MVP_FLAG_WORDS=()
+  MVP_ARGS=() MVP_FLAG_SETTINGS=() MVP_FLAG_WORDS=() MVP_COMMAND=()
   declare -gA MVP_FLAG=()
   while (($#)); do
+    if [[ $1 == -- ]] && ((FLAG_COMMAND && !in_rest)); then
+      MVP_COMMAND=("${@:2}")
+      break
+    fi
     case $1 in
       -h|--help) mvp::flags::usage; exit 0 ;;
       --dry-run) MVP_DRY_RUN=1 ;;
@@ -120,16 +130,17 @@ mvp::flags::usage() {
 # mvp::flags::synopsis: "Usage: scripts/NAME POSITIONAL... [FLAGS]", one line
 # per documented entry of the spec (FORM, then what it does), and the common flags.
 mvp::flags::synopsis() {
-  local entry width=0 words="" line
+  local entry width=0 words="" line tail=""
   local -a lines=()
   for entry in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
     mvp::flags::form "$entry"
     [[ -n $FLAG_DOC ]] || continue
+    [[ $FLAG_FORM != '-- '* ]] || tail=" [$FLAG_FORM]"
     [[ $FLAG_FORM == -* ]] || words+=" $FLAG_FORM"
     ((${#FLAG_FORM} <= width)) || width=${#FLAG_FORM}
     lines+=("$FLAG_FORM" "$FLAG_DOC")
   done
-  echo "Usage: scripts/$(basename "$0")$words [FLAGS]"
+  echo "Usage: scripts/$(basename "$0")$words [FLAGS]$tail"
   for ((line = 0; line < ${#lines[@]}; line += 2)); do
     printf '  %-*s  %s\n' "$width" "${lines[line]}" "${lines[line + 1]}"
   done

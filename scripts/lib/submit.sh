@@ -13,8 +13,10 @@ MVP_SUBMIT_FLAGS=(
   "--porcelain  print submission_id=ID lines (key=value) for a program to read"
 )
 
-# mvp::submit::run cli|sdk JOBSPEC RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
-# the job directory and submits from the head (an empty RAY_CONFIG is
+# mvp::submit::run cli|sdk JOBSPEC|"" RAY_CONFIG|"" [HELPER ARGS...]: validates, makes
+# the job directory and submits from the head (the words after 43's `--`,
+# MVP_COMMAND, are a verl command line, which may stand for the JobSpec: then
+# JOBSPEC may be empty; an empty RAY_CONFIG is
 # templates/configs/dev.yaml; --configured-model: MVP_MODEL_ID's model
 # instead of the JobSpec's). Takes --wait, --queue, --override KEY=VALUE,
 # --reward-fn PATH[:NAME], --resume-from ID[/global_step_N] and --retry N
@@ -39,11 +41,15 @@ mvp::submit::run() {
     esac
     shift
   done
+  # Each word as one argument of its own (=: a word may start with -).
+  for arg in ${MVP_COMMAND[@]+"${MVP_COMMAND[@]}"}; do
+    args+=("--command-word=$arg")
+  done
   ((${retries:-0} == 0 || wait)) || mvp::log::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
-    [[ -f $arg && -r $arg ]] || mvp::log::die "$arg does not exist or is not readable"
+    [[ -z $arg && $arg == "$spec" || -f $arg && -r $arg ]] || mvp::log::die "$arg does not exist or is not readable"
   done
-  args+=(--jobspec-name "$spec" --ray-config-name "$cfg")
+  args+=(--jobspec-name "${spec:-the command line}" --ray-config-name "$cfg")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::log::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
   local rc=0 id first from attempt
@@ -76,7 +82,7 @@ mvp::submit::once() {
   local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
-  out=$(mvp::helper::run "$@" < <(cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
+  out=$(mvp::helper::run "$@" < <([[ -z $spec ]] || cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
   SUBMITTED_ID="" SUBMITTED_RETRIES=0
   if [[ $MVP_DRY_RUN == 1 ]]; then
     [[ -z $out ]] || printf '%s\n' "$out"

@@ -300,6 +300,39 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" && ! -e $marker ]]
 }
 
+@test "43 -- python3 -m verl.trainer.main_ppo KEY=VALUE...: a verl command line runs as a runbook job, and verl's resolved config holds a value with spaces, commas, brackets and \$ as typed" {
+  # As a user types it in a shell: a Hydra-quoted string, so the comma and the brackets are text.
+  local typed="'run a, [b] {c} \$HOME \$(id) ;'"
+  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" --wait -- python3 -m verl.trainer.main_ppo \
+    algorithm.adv_estimator=grpo data.train_files=datasets/gsm8k/train.parquet data.val_files=datasets/gsm8k/test.parquet \
+    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" trainer.total_training_steps=2 "trainer.experiment_name=$typed"
+  assert_success
+  local id dir
+  id=$(last_line)
+  dir=$SHARED_ROOT/jobs/$id
+  jq -e --arg d "$dir" '.resolved | .workload == "grpo" and .trainer_overrides["trainer.default_local_dir"] == "\($d)/checkpoints"' \
+    "$dir/config/job_spec.json"
+  [[ $(jq -r .status "$dir/result.json") == SUCCEEDED ]]
+  # The word verl got, then the config its Hydra composed (hydra.run.dir is the job's), read back resolved.
+  run sed -n 's/^mvp_standin: overrides=//p' "$dir/logs/driver.log"
+  jq -e --arg want "trainer.experiment_name=$typed" 'index([$want]) != null' <<<"$output"
+  run "$MVP_REPO/.venv/bin/python" -c 'import sys; from omegaconf import OmegaConf
+c = OmegaConf.load(sys.argv[1]); print(c.trainer.experiment_name); print(c.data.train_files)' "$dir/hydra/.hydra/config.yaml"
+  assert_success
+  assert_line --index 0 'run a, [b] {c} $HOME $(id) ;'
+  assert_line --index 1 "$SHARED_ROOT/datasets/gsm8k/train.parquet"
+  # The cluster's shape is the runbook's: one ERROR line, no directory, no Ray job.
+  local before jobs_before
+  before=$(ls "$SHARED_ROOT/jobs" | wc -l)
+  jobs_before=$(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq "[.[] | select(.submission_id)] | length")
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" -- python3 -m verl.trainer.main_ppo data.train_files=datasets/gsm8k/train.parquet \
+    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" trainer.nnodes=1
+  assert_failure
+  assert_output --partial "ERROR: the command line after --: trainer.nnodes is the runbook's to set: it is the cluster's number of workers: set MVP_WORKERS"
+  [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
+  [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/" | jq "[.[] | select(.submission_id)] | length") == "$jobs_before" ]]
+}
+
 @test "a typo in an override is refused before submission, naming the closest real keys: no directory, no Ray job" {
   local before jobs_before
   before=$(ls "$SHARED_ROOT/jobs" | wc -l)
