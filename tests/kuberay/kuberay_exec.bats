@@ -4,8 +4,8 @@
 # kuberay_pods.py: each Ray container's `/bin/bash -c` line from its group,
 # the environment KubeRay injects, token auth, the submitter's own command
 # with RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID), started as podman
-# containers on a network of their own, the head service's DNS name an alias
-# of the head pod. The pods' image is built by the user's recipe
+# containers on a network of their own, the head service's names in every
+# pod's /etc/hosts at the head pod's address. The pods' image is built by the user's recipe
 # (scripts/72_build_image.sh) on the compose tier's CPU image (standing in for
 # verl's): the runbook is where the manifests look for it. Jobs run the CPU
 # STAND-IN for verl; GPUs are the pods' nvidia.com/gpu limits, which Ray

@@ -27,8 +27,12 @@ Not mirrored (nothing of the runbook reads them, and podman has no
 equivalent that matters here): the liveness and readiness probes
 (initLivenessAndReadinessProbe, pod.go:920-929), the metrics container port
 (:288-296, :688-696), the pods' labels and annotations, the RayJob's
-submitter Job object around its pod, Services (the head's name is a network
-alias of the head pod).
+submitter Job object around its pod, Services: each pod's /etc/hosts maps
+the head Service's names (its FQDN and short name) to the head pod's address,
+as cluster DNS would answer them (podman --add-host). Not a network alias:
+podman's DNS server (aardvark-dns) is shared by every network on the host
+and a name it loses for a moment ends a worker pod (the raylet gives up on
+the GCS it cannot resolve, `ray start --block` exits); a file cannot lose it.
 Kubernetes' part: a container's memory limit becomes its cgroup limit
 (podman --memory; the CPU limit is Ray's num-cpus only); an nvidia.com/gpu
 limit allocates no device here (no GPU on these machines): Ray counts the
@@ -173,12 +177,8 @@ def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, networ
                 init_env = (container.get("env") or []) + env[:2] + tokens  # env[:2]: FQ_RAY_IP, RAY_IP
                 init.append(wait_gcs_ready(pod, f"{prefix}.{ip}", network, container, svc, head_port, init_env,
                                            mounts(tspec, container, shared)))
-            if role == "head":
-                # The Service's names: its FQDN, and its short name that a pod
-                # of the same namespace resolves through its DNS search path.
-                argv += ["--network-alias", svc, "--network-alias", f"{cluster}-head-svc"]
             argv += [container["image"], *command, *args]
-            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv, "init": init})
+            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv, "init": init, "namespace": ns})
             ip += 1
     return out
 
@@ -229,6 +229,19 @@ def cronjob_pod(doc: dict, clusters: dict, shared: str, token: str, network: str
     return [{"name": pod, "role": "cronjob", "ip": f"{prefix}.{ip}", "argv": argv}]
 
 
+def service_hosts(pods: list) -> list:
+    """--add-host for every head Service of the file: its FQDN, and its short
+    name that a pod of the same namespace resolves through its DNS search
+    path, at the head pod's address."""
+    out = []
+    for pod in pods:
+        if pod["role"] == "head":
+            svc = f"{pod['name']}-svc"
+            out += ["--add-host", f"{svc}.{pod['namespace']}.svc.cluster.local:{pod['ip']}",
+                    "--add-host", f"{svc}:{pod['ip']}"]
+    return out
+
+
 def pods(docs: list, shared: str, token: str, network: str, prefix: str) -> list:
     """Every pod of a rendered file's RayJobs, RayClusters and CronJobs (addresses from .2 on, in file order)."""
     out = []
@@ -243,6 +256,11 @@ def pods(docs: list, shared: str, token: str, network: str, prefix: str) -> list
                             shared, token, network, prefix, ip)
         elif doc["kind"] == "CronJob":
             out += cronjob_pod(doc, clusters, shared, token, network, prefix, ip)
+    hosts = service_hosts(out)
+    for pod in out:
+        pod.pop("namespace", None)
+        for p in [pod, *pod.get("init", [])]:
+            p["argv"][:0] = hosts
     return out
 
 

@@ -281,7 +281,7 @@ STUB
               and .params.num_cpus == 0 and .params.num_gpus == 0 and .params.head and .params.block)' <<<"$all"
 }
 
-@test "71 job: its pods as KubeRay v1.7.0 builds them (the podman tier's): head /dev/shm sized to its memory limit, workers' --num-gpus from their nvidia.com/gpu limit, a wait-gcs-ready init container with the token before each worker" {
+@test "71 job: its pods as KubeRay v1.7.0 builds them (the podman tier's): head /dev/shm sized to its memory limit, workers' --num-gpus from their nvidia.com/gpu limit, a wait-gcs-ready init container with the token before each worker, the head Service named in every /etc/hosts" {
   render job "$MVP_REPO/templates/jobspecs/ppo.yaml" --out "$BATS_TEST_TMPDIR/j.yaml"
   echo t0ken >"$BATS_TEST_TMPDIR/token"
   run env PYTHONPATH="$MVP_REPO/tests/test_helper" "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_pods.py" \
@@ -299,6 +299,10 @@ STUB
               (index("RAY_AUTH_TOKEN=t0ken") != null) and (index("RAY_AUTH_MODE=token") != null)
               and (map(select(startswith("FQ_RAY_IP="))) | length == 1)
               and (.[-1] | test("^until ray health-check --address [a-z0-9-]+-head-svc[.]default[.]svc[.]cluster[.]local:6379 ")))' <<<"$pods"
+  # The head Service's names, as cluster DNS answers them, in every pod's and init container's /etc/hosts.
+  jq -e -s '(.[0] | .name + "-svc") as $svc | (.[0].ip) as $ip | [.[] | ., (.init // [])[]] | length == 6 and all(.argv as $a
+              | [range(0; $a | length) | select($a[.] == "--add-host") | $a[. + 1]]
+              == ["\($svc).default.svc.cluster.local:\($ip)", "\($svc):\($ip)"])' <<<"$pods"
 }
 
 # shellcheck disable=SC2030  # bats' run sets output here, refused() reads another run's
