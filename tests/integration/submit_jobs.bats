@@ -305,7 +305,8 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   local typed="'run a, [b] {c} \$HOME \$(id) ;'"
   run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" --wait -- python3 -m verl.trainer.main_ppo \
     algorithm.adv_estimator=grpo data.train_files=datasets/gsm8k/train.parquet data.val_files=datasets/gsm8k/test.parquet \
-    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" trainer.total_training_steps=2 "trainer.experiment_name=$typed"
+    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" actor_rollout_ref.rollout.name=vllm \
+    trainer.total_training_steps=2 "trainer.experiment_name=$typed"
   assert_success
   local id dir
   id=$(last_line)
