@@ -10,8 +10,8 @@
 #
 # With --bundle DIR (written by `make gpu-bundle` for an air-gapped host, see
 # docs/first-gpu-night.md) it first checks the parts against SHA256SUMS,
-# joins split parts, installs the wheels into .venv (made with the system's
-# python3 and --system-site-packages, so the host's own CUDA torch is the one
+# joins split parts, installs the wheels into .venv (made with python3 and
+# --system-site-packages plus python3's own site-packages, so the host's own CUDA torch is the one
 # used; pip --no-index --no-deps: nothing is downloaded) and puts verl 0.9.1,
 # the tiny model and the data where the smoke reads them. --install-only
 # stops there (no GPU needed); --venv DIR installs into DIR instead.
@@ -53,6 +53,22 @@ unpack() {
   cat "${parts[@]}" | xz -dc | tar -C "$dest" -xf -
 }
 
+# make_venv VENV: a venv over python3's packages, the host's torch among them.
+# --system-site-packages reaches the base interpreter's only: a python3 that
+# is itself a venv or a conda env (the GPU images' usual torch) keeps torch in
+# its own site-packages, so a .pth file adds python3's after the venv's own
+# (the bundle's wheels still come first). Without ensurepip in the base
+# (Debian's python3-venv missing), the venv gets no pip of its own and uses
+# python3's.
+make_venv() {
+  local venv=$1 site
+  mvp::log::step "making $venv (python3 -m venv --system-site-packages, and python3's own site-packages: the host's torch is used)"
+  python3 -m venv --system-site-packages "$venv" 2>/dev/null || python3 -m venv --without-pip --system-site-packages "$venv" ||
+    mvp::log::die "python3 -m venv could not make $venv; install your distribution's python3-venv, or give --venv DIR a venv that holds torch"
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  python3 -c 'import site; print("\n".join(site.getsitepackages()))' >"$site/mvp-host-site-packages.pth"
+}
+
 # install_bundle BUNDLE VENV: the bundle's wheels into VENV, verl and the
 # model and data where the smoke reads them.
 install_bundle() {
@@ -71,10 +87,7 @@ install_bundle() {
   unpack "$bundle" wheels "$work"
   unpack "$bundle" verl-0.9.1 "$work"
   unpack "$bundle" model-data "$work"
-  if [[ ! -x $venv/bin/python ]]; then
-    mvp::log::step "making $venv (python3 -m venv --system-site-packages: the host's torch is used)"
-    python3 -m venv --system-site-packages "$venv"
-  fi
+  [[ -x $venv/bin/python ]] || make_venv "$venv"
   mvp::log::step "installing $(find "$work/wheels" -name '*.whl' | wc -l) wheels into $venv (pip --no-index --no-deps)"
   "$venv/bin/python" -m pip install -q --no-index --no-deps "$work"/wheels/*.whl ||
     mvp::log::die "pip could not install the bundle's wheels into $venv; was the bundle made for this Python ($("$venv/bin/python" -V 2>&1))? make gpu-bundle PYTHON_VERSION=X.Y"
