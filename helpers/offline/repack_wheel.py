@@ -39,8 +39,13 @@ TRANSFORMERS_KEPT = ("auto", "llama", "mistral", "qwen2", "qwen2_vl", "qwen2_5_v
 # Every family's __init__.py stays: AutoTokenizer imports, in the order of its
 # mapping, the first family whose tokenizer has the class's name (Qwen2Tokenizer:
 # audioflamingo3 before qwen2) and goes on only when that one lacks it.
-KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + ["transformers/models/__init__.py",
-                                                                                      "transformers/models/*/__init__.py"]}
+# Every family's configuration_*.py stays: verl's FSDP engine picks the model's
+# auto class with `type(hf_config) in AutoModelForImageTextToText._model_mapping.keys()`
+# (verl/utils/model.py:711), and keys() imports the config class of every family
+# in that mapping (transformers' auto_factory.py, _LazyAutoMapping.keys): pruned,
+# the first GPU smoke on an H200 failed there ("Could not find AriaConfig").
+KEEP = {"transformers": [f"transformers/models/{m}/*" for m in TRANSFORMERS_KEPT] + [
+    "transformers/models/__init__.py", "transformers/models/*/__init__.py", "transformers/models/*/configuration_*.py"]}
 PRUNE = {
     "transformers": [
         ("transformers/models/*", f"model families other than {', '.join(TRANSFORMERS_KEPT)} (the tiny model is "

@@ -97,7 +97,7 @@ PY
   assert_output --partial "SKIP: installing the bundle (installed in $HOSTDIR/venv)"
 }
 
-@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and the tiny model load" {
+@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and the tiny model load, the model through verl's own auto-class lookup" {
   local mvp=$HOSTDIR/mvp
   [[ -x $HOSTDIR/venv/bin/ray ]] || fail "no ray in the bundle's venv: the install test before this one failed"
   run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
@@ -146,9 +146,12 @@ print("train rows", pq.read_table(os.path.join(shared, "datasets/gsm8k/train.par
 import datasets  # verl's RLHFDataset reads its parquet this way (verl/utils/dataset/rl_dataset.py)
 rows = datasets.load_dataset("parquet", data_files=os.path.join(shared, "datasets/gsm8k/train.parquet"))["train"]
 print("datasets rows", len(rows), "columns", "prompt" in rows.column_names)
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer
+from verl.utils.model import get_hf_auto_model_class
 model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
-model = AutoModelForCausalLM.from_pretrained(model_dir)
+# The auto class as verl's FSDP engine picks it (its lookup imports every
+# vision-language family's config class), then the model through it.
+model = get_hf_auto_model_class(AutoConfig.from_pretrained(model_dir)).from_pretrained(model_dir)
 tokens = AutoTokenizer.from_pretrained(model_dir)("Natalia sold clips")["input_ids"]
 print("model", type(model).__name__, "tokens", len(tokens) > 0)
 PY
