@@ -152,6 +152,11 @@ def _nightly_commands(sub) -> None:
                    "job it is compared with")
     c.set_defaults(func=module_command("nightly.main", "main"))
 
+    c = sub.add_parser("nightly-suite", help="the nightly's suite file (MVP_NIGHTLY_SUITE), checked, as the night's plan")
+    c.add_argument("--only", default="", help="a comma list of the suite's job names (60's --only)")
+    c.add_argument("--count", action="store_true", help="only how many jobs the night runs")
+    c.set_defaults(func=module_command("nightly.suite", "main"))
+
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
