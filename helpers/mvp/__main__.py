@@ -147,6 +147,8 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--failed-step", default="", help="judge: the step that failed before the jobs ran")
     c.add_argument("--head-host", default="", help="judge: the head's host name (default: MVP_HEAD_NODE)")
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
+    c.add_argument("--checks", action="append", default=[], help="judge: NAME=CHECK,CHECK...: only these of the "
+                   "job's checks count (the suite's `checks:`)")
     c.add_argument("--reference", default="", help="stop-step: the uninterrupted run's submission id")
     c.add_argument("--resume", default="", help="judge: JOB=REFERENCE:STEP, the job interrupted after STEP and the "
                    "job it is compared with")
