@@ -239,15 +239,25 @@ def emit_plan(night: list, resume_job: str, resume_ref: str, skip: str, extra: d
     kv.emit(*pairs)
 
 
+DEFAULT = "config/nightly.yaml"
+REPO = Path(__file__).resolve().parents[3]
+
+
+def night(where: Path, only: str, resume: str, override_words: list) -> tuple:
+    """The night of the suite file `where`: (jobs in order, resumed job,
+    its reference, why resume fidelity is skipped, the night's overrides by
+    job); MvpError for a bad file, --only, MVP_NIGHTLY_RESUME or overrides."""
+    jobs = load(where, REPO)
+    planned, resume_job, resume_ref, skip = plan_resume(jobs, select(jobs, only, where), resume, where)
+    return planned, resume_job, resume_ref, skip, night_overrides(jobs, override_words)
+
+
 def main(args, settings) -> int:
-    repo = Path(__file__).resolve().parents[3]
-    where = resolve(settings.nightly_suite or "config/nightly.yaml", repo)
-    jobs = load(where, repo)
-    night, resume_job, resume_ref, skip = plan_resume(jobs, select(jobs, args.only, where),
-                                                      settings.nightly_resume, where)
-    extra = night_overrides(jobs, list(settings.nightly_overrides))
+    where = resolve(settings.nightly_suite or DEFAULT, REPO)
+    planned, resume_job, resume_ref, skip, extra = night(where, args.only, settings.nightly_resume,
+                                                         list(settings.nightly_overrides))
     if args.count:
-        kv.emit(("jobs", len(night)))
+        kv.emit(("jobs", len(planned)))
         return 0
-    emit_plan(night, resume_job, resume_ref, skip, extra, where)
+    emit_plan(planned, resume_job, resume_ref, skip, extra, where)
     return 0
