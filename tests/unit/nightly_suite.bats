@@ -202,3 +202,15 @@ EOF
   assert_line --index 0 "[]"
   assert_line --index 1 "[['submitted', 'regression'], ['submitted', 'regression'], ['submitted', 'metrics_parsed', 'regression']]"
 }
+
+@test "a host python without PyYAML (compose, ssh: the system's python3) is one ERROR line saying how to get it, no traceback" {
+  MVP_NIGHTLY_SUITE=config/nightly.yaml MVP_NIGHTLY_RESUME=ppo2 MVP_NIGHTLY_OVERRIDES="" \
+    run --separate-stderr "$MVP_REPO/.venv/bin/python" -c 'import sys
+sys.modules["yaml"] = None  # import yaml raises ImportError, as where it is not installed
+sys.path.insert(0, sys.argv[1] + "/helpers")
+from mvp.__main__ import main
+sys.exit(main(["nightly-suite"]))' "$MVP_REPO"
+  assert_failure 1
+  assert_equal "$output" ""
+  assert_equal "$stderr" "ERROR: $MVP_REPO/.venv/bin/python has no PyYAML, which reading the nightly's suite file needs; install it for this host's python3 (apt-get install python3-yaml, or pip install pyyaml)"
+}

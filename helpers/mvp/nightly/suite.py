@@ -7,9 +7,8 @@ script, JobSpec, words (overrides, a verl command line), retries and checks.
 A bad file, --only, MVP_NIGHTLY_RESUME or MVP_NIGHTLY_OVERRIDES is one ERROR
 line that names the file and the entry."""
 import re
+import sys
 from pathlib import Path
-
-import yaml
 
 from .. import cmdline, jobspec, kv
 from ..errors import MvpError
@@ -41,6 +40,17 @@ class Job:
             other.script, other.spec, other.command, other.overrides)
 
 
+def _yaml():
+    """PyYAML, which this host's python (compose, ssh: the system's python3)
+    may lack: then one ERROR line saying how to get it."""
+    try:
+        import yaml
+    except ImportError:
+        raise MvpError(f"{sys.executable} has no PyYAML, which reading the nightly's suite file needs; install it "
+                       "for this host's python3 (apt-get install python3-yaml, or pip install pyyaml)") from None
+    return yaml
+
+
 def resolve(path: str, repo: Path) -> Path:
     p = Path(path)
     return p if p.is_absolute() else repo / p
@@ -53,6 +63,7 @@ def load(path: Path, repo: Path) -> list:
     except OSError as exc:
         raise MvpError(f"MVP_NIGHTLY_SUITE={path}: cannot read it ({exc.strerror}); point MVP_NIGHTLY_SUITE at a "
                        "suite file (config/nightly.yaml is the default)") from None
+    yaml = _yaml()
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -100,6 +111,7 @@ def _spec_job(name: str, spec, where: str, repo: Path) -> Job:
     if not path.is_file():
         raise MvpError(f"{where}: spec {spec} does not exist ({path}); give a JobSpec's path, relative to the repo "
                        "or absolute")
+    yaml = _yaml()
     try:
         doc = yaml.safe_load(jobspec.decode_input(path.read_bytes(), spec))
     except (yaml.YAMLError, OSError) as exc:
