@@ -2,7 +2,9 @@
 # 60_nightly_regression.sh: the v1.1 acceptance suite, unattended: brings the
 # cluster up (00, 01, 20, 21), prepares data and model (30, skipped when
 # present), snapshots the code (31; CODE_ID or the tree's commit), submits
-# PPO twice, GRPO and SFT (40, 40, 41, 42) one after another (each needs every
+# the jobs of the suite file MVP_NIGHTLY_SUITE (default config/nightly.yaml:
+# PPO twice, GRPO and SFT through 40, 40, 41, 42; a JobSpec or a verl command
+# line through 43) one after another (each needs every
 # GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
 # judges every job against seed 004's Definition of Done and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
@@ -19,79 +21,58 @@
 # gives a nightly job extra --override values (the tests make one fail with it).
 # Resume fidelity (MVP_NIGHTLY_RESUME, default ppo2): that job's trainer is
 # SIGKILLed once verl logged a step drawn at random, `--retry 1` resumes it,
-# and the judge compares its resumed curve with the uninterrupted run (ppo1;
-# for grpo or sft an extra run, grpo_resumed or sft_resumed, after the job).
+# and the judge compares its resumed curve with the uninterrupted run (an
+# earlier job of the night that submits the same: ppo1 for ppo2; else an
+# extra run of the job, NAME_resumed, after it: grpo_resumed, sft_resumed).
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # What this script takes beyond the common flags: the source of its --help
 # and of docs/scripts.md (mvp::flags::spec).
-mvp::flags::spec "--only JOBS  only these jobs: a comma list of ppo1, ppo2, grpo, sft (ppo = ppo1,ppo2)"
+mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft; ppo = ppo1,ppo2: a name that jobs' names extend with a number)"
 
-ALL_JOBS=(ppo1 ppo2 grpo sft)
-declare -A SUBMIT=([ppo1]=40_submit_ppo_epoch1 [ppo2]=40_submit_ppo_epoch1 [grpo]=41_submit_grpo_epoch1 [sft]=42_submit_sft_minimal
-  [grpo_resumed]=41_submit_grpo_epoch1 [sft_resumed]=42_submit_sft_minimal)
-
-select_jobs() {
-  local only=$1 name
-  JOBS=()
-  if [[ -z $only ]]; then JOBS=("${ALL_JOBS[@]}"); return 0; fi
-  for name in ${only//,/ }; do
-    case $name in
-      ppo) JOBS+=(ppo1 ppo2) ;;
-      ppo1|ppo2|grpo|sft) JOBS+=("$name") ;;
-      *) mvp::log::die "--only: '$name' is not a nightly job; use ppo1, ppo2, grpo, sft (ppo = both PPO runs)" ;;
-    esac
-  done
+# read_suite ONLY: the night's plan from the suite file (MVP_NIGHTLY_SUITE,
+# helpers/mvp/nightly/suite.py, which refuses a bad file, --only,
+# MVP_NIGHTLY_RESUME or MVP_NIGHTLY_OVERRIDES with one ERROR line): JOBS in
+# order, RESUME_JOB (interrupted and resumed) and RESUME_REF (the
+# uninterrupted run it is compared with, which runs before it), and SUITE,
+# each job's job_NAME_* keys.
+read_suite() {
+  local out
+  out=$(mvp::helper::run nightly-suite --only "$1") || exit 1
+  declare -gA SUITE=()
+  mvp::kv::read SUITE <<<"$out" || mvp::log::die "the suite helper's answer: $MVP_KV_ERROR"
+  read -ra JOBS <<<"${SUITE[jobs]}"
+  RESUME_JOB=${SUITE[resume_job]} RESUME_REF=${SUITE[resume_ref]}
+  [[ -z ${SUITE[resume_skip]} ]] || mvp::log::skip "${SUITE[resume_skip]}"
+  return 0
 }
 
-# select_resume: RESUME_JOB (interrupted and resumed) and RESUME_REF (the
-# uninterrupted run it is compared with, which runs before it), from
-# MVP_NIGHTLY_RESUME; a resumed grpo or sft is an extra job after that job.
-select_resume() {
-  RESUME_JOB="" RESUME_REF=""
-  case $MVP_NIGHTLY_RESUME in
-    "") return 0 ;;
-    ppo2) RESUME_JOB=ppo2 RESUME_REF=ppo1 ;;
-    grpo|sft) RESUME_JOB=${MVP_NIGHTLY_RESUME}_resumed RESUME_REF=$MVP_NIGHTLY_RESUME ;;
-    *) mvp::log::die "MVP_NIGHTLY_RESUME='$MVP_NIGHTLY_RESUME' is not ppo2, grpo, sft or empty (no resume check)" ;;
-  esac
-  local have=" ${JOBS[*]} "
-  if [[ $have != *" $RESUME_REF "* ]]; then
-    mvp::log::skip "resume fidelity (MVP_NIGHTLY_RESUME=$MVP_NIGHTLY_RESUME: $RESUME_REF is not among tonight's jobs)"
-    RESUME_JOB="" RESUME_REF=""
-  elif [[ $RESUME_JOB == *_resumed ]]; then
-    local -a with=() job
-    for job in "${JOBS[@]}"; do
-      with+=("$job")
-      [[ $job == "$RESUME_REF" ]] && with+=("$RESUME_JOB")
-    done
-    JOBS=("${with[@]}")
-  elif [[ $have != *" $RESUME_JOB "* ]]; then
-    mvp::log::skip "resume fidelity (MVP_NIGHTLY_RESUME=ppo2: ppo2 is not among tonight's jobs)"
-    RESUME_JOB="" RESUME_REF=""
+# job_words JOB: how JOB is submitted: SCRIPT (scripts/NAME.sh), SPEC (the
+# JobSpec it is given: none or one word), FLAGS (--retry N when the suite
+# says) and WORDS (--override pairs, then -- and a verl command line).
+job_words() {
+  local key=job_$1_ i retries
+  SCRIPT=scripts/${SUITE[${key}script]}.sh
+  SPEC=() FLAGS=() WORDS=()
+  [[ -z ${SUITE[${key}spec]} ]] || SPEC=("${SUITE[${key}spec]}")
+  retries=${SUITE[${key}retries]}
+  if [[ $1 == "$RESUME_JOB" ]]; then
+    FLAGS=(--retry "$(( ${retries:-1} > 1 ? retries : 1 ))")
+  elif [[ -n $retries ]]; then
+    FLAGS=(--retry "$retries")
   fi
+  for ((i = 0; i < ${SUITE[${key}argc]}; i++)); do WORDS+=("${SUITE[${key}arg_$i]}"); done
   return 0
 }
 
-# job_overrides JOB: the --override words MVP_NIGHTLY_OVERRIDES gives JOB (a
-# resumed extra run: those of the job it repeats).
-job_overrides() {
-  local job=${1%_resumed} item
-  OVERRIDES=()
-  for item in $MVP_NIGHTLY_OVERRIDES; do
-    [[ ${item%%:*} == "$job" ]] && OVERRIDES+=(--override "${item#*:}")
+# shown WORD...: the words as a person reads them (one with a space or a quote: quoted).
+shown() {
+  local w out=()
+  for w in "$@"; do
+    if [[ $w =~ ^[][A-Za-z0-9_./:=+,@%-]*$ ]]; then out+=("$w"); else out+=("$(printf '%q' "$w")"); fi
   done
-  return 0
-}
-
-# check_overrides: every item is JOB:KEY=VALUE with a nightly job's name.
-check_overrides() {
-  local item
-  for item in $MVP_NIGHTLY_OVERRIDES; do
-    [[ $item =~ ^(ppo1|ppo2|grpo|sft):[^=]+=.* ]] ||
-      mvp::log::die "MVP_NIGHTLY_OVERRIDES: '$item' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
-  done
+  echo "${out[*]}"
 }
 
 # notify_plan: who hears of the night, in words (never the webhook's URL).
@@ -137,14 +118,14 @@ run_steps() {
   # MVP_JOB_TIMEOUT seconds from its own submission.
   local job
   for job in "${JOBS[@]}"; do
-    job_overrides "$job"
+    job_words "$job"
     if [[ $job == "$RESUME_JOB" ]]; then
       submit_interrupted "$job"
       continue
     fi
-    mvp::log::step "submitting $job (${SUBMIT[$job]}.sh --wait ${OVERRIDES[*]}), at most ${MVP_JOB_TIMEOUT}s"
+    mvp::log::step "submitting $job ($(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}")), at most ${MVP_JOB_TIMEOUT}s"
     # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
-    out=$("$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait "${OVERRIDES[@]}") || true
+    out=$("$MVP_REPO/$SCRIPT" "${SPEC[@]}" --porcelain --wait "${FLAGS[@]}" "${WORDS[@]}") || true
     answer=()
     mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
     IDS[$job]=${answer[submission_id]:-}
@@ -169,13 +150,13 @@ submit_interrupted() {
   # verl's checkpoint limit, which the runbook honours across the resume
   # (helpers/mvp/ckpt_keep.py); the night's own overrides come after it.
   local keep=trainer.max_actor_ckpt_to_keep=1
-  [[ ${SUBMIT[$job]} != 42_* ]] || keep=trainer.max_ckpt_to_keep=1
-  OVERRIDES=(--override "$keep" "${OVERRIDES[@]}")
+  [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1
+  WORDS=(--override "$keep" "${WORDS[@]}")
   local how="uninterrupted"
   ((STOP_AT == 0)) || how="its trainer SIGKILLed once verl logged step $STOP_AT (drawn from ${answer[drawn_from]})"
-  mvp::log::step "submitting $job (${SUBMIT[$job]}.sh --wait --retry 1 ${OVERRIDES[*]}), $how, at most ${MVP_JOB_TIMEOUT}s per attempt"
+  mvp::log::step "submitting $job ($(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}")), $how, at most ${MVP_JOB_TIMEOUT}s per attempt"
   answer=()
-  out=$(MVP_STOP_AT_STEP=${STOP_AT#0} "$MVP_REPO/scripts/${SUBMIT[$job]}.sh" --porcelain --wait --retry 1 "${OVERRIDES[@]}") || true
+  out=$(MVP_STOP_AT_STEP=${STOP_AT#0} "$MVP_REPO/$SCRIPT" "${SPEC[@]}" --porcelain --wait "${FLAGS[@]}" "${WORDS[@]}") || true
   mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
   IDS[$job]=${answer[submission_id]:-}
 }
@@ -185,9 +166,7 @@ main() {
   mvp::config::init "$@"
   local only=${MVP_FLAG[--only]:-} i
   [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
-  select_jobs "$only"
-  select_resume
-  check_overrides
+  read_suite "$only"
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
   mvp::helper::run notify --check
@@ -199,12 +178,12 @@ main() {
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
     for i in "${JOBS[@]}"; do
-      job_overrides "$i"
+      job_words "$i"
       if [[ $i == "$RESUME_JOB" ]]; then
-        echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait --retry 1${OVERRIDES[*]:+ ${OVERRIDES[*]}}, its trainer SIGKILLed after a step drawn at random from $RESUME_REF's (resume fidelity)"
+        echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}"), its trainer SIGKILLed after a step drawn at random from $RESUME_REF's (resume fidelity)"
         continue
       fi
-      echo "  then $i: scripts/${SUBMIT[$i]}.sh --wait${OVERRIDES[*]:+ ${OVERRIDES[*]}} (at most ${MVP_JOB_TIMEOUT}s from its submission)"
+      echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
     done
     echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
     echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
@@ -238,7 +217,10 @@ main() {
   local summary rc=0 job out
   local -A verdict=()
   local -a judged=()
-  for job in "${JOBS[@]}"; do judged+=(--job "$job=${IDS[$job]:-}"); done
+  for job in "${JOBS[@]}"; do
+    judged+=(--job "$job=${IDS[$job]:-}")
+    [[ -z ${SUITE[job_${job}_checks]} ]] || judged+=(--checks "$job=${SUITE[job_${job}_checks]}")
+  done
   [[ -z $RESUME_JOB ]] || judged+=(--resume "$RESUME_JOB=$RESUME_REF:$STOP_AT")
   # The head's host name as its submissions record it: the node's name on
   # local and compose, whatever the platform named the container on ssh.

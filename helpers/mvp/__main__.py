@@ -147,10 +147,17 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--failed-step", default="", help="judge: the step that failed before the jobs ran")
     c.add_argument("--head-host", default="", help="judge: the head's host name (default: MVP_HEAD_NODE)")
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
+    c.add_argument("--checks", action="append", default=[], help="judge: NAME=CHECK,CHECK...: only these of the "
+                   "job's checks count (the suite's `checks:`)")
     c.add_argument("--reference", default="", help="stop-step: the uninterrupted run's submission id")
     c.add_argument("--resume", default="", help="judge: JOB=REFERENCE:STEP, the job interrupted after STEP and the "
                    "job it is compared with")
     c.set_defaults(func=module_command("nightly.main", "main"))
+
+    c = sub.add_parser("nightly-suite", help="the nightly's suite file (MVP_NIGHTLY_SUITE), checked, as the night's plan")
+    c.add_argument("--only", default="", help="a comma list of the suite's job names (60's --only)")
+    c.add_argument("--count", action="store_true", help="only how many jobs the night runs")
+    c.set_defaults(func=module_command("nightly.suite", "main"))
 
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
     what = c.add_mutually_exclusive_group(required=True)

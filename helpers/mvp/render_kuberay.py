@@ -335,19 +335,27 @@ def rayjob(k: K8s, settings, spec_name: str, spec_text: str, cfg_text: str, over
             "metadata": _meta(k, _name(p.submission_id), {"mvp/workload": p.workload}), "spec": spec}
 
 
-NIGHTLY_JOBS = {"ppo1": 1, "ppo2": 1, "ppo": 2, "grpo": 1, "sft": 1}  # 60's --only names, in jobs
-
-
-def _nightly_jobs(k: K8s) -> tuple:
-    """60's arguments and how many jobs a night runs (MVP_K8S_NIGHTLY_ONLY, as 60's --only)."""
-    if not k.nightly_only:
-        return [], 4
-    names = k.nightly_only.split(",")
-    bad = [n for n in names if n not in NIGHTLY_JOBS]
-    if bad:
-        raise MvpError(f"MVP_K8S_NIGHTLY_ONLY='{k.nightly_only}': '{bad[0]}' is not a nightly job; give a comma list "
-                       "of ppo1, ppo2, grpo, sft (ppo = both PPO runs), or leave it empty for all four")
-    return ["--only", k.nightly_only], sum(NIGHTLY_JOBS[n] for n in names)
+def _nightly_jobs(k: K8s, settings) -> tuple:
+    """60's arguments and how many jobs a night runs: the suite's
+    (MVP_NIGHTLY_SUITE, checked here as 60 checks it), MVP_K8S_NIGHTLY_ONLY
+    as 60's --only. The pod reads the suite from the image's runbook or the
+    shared volume: a file elsewhere is refused."""
+    from .nightly import suite
+    where = suite.resolve(settings.nightly_suite or suite.DEFAULT, REPO)
+    try:
+        planned = suite.night(where, k.nightly_only, settings.nightly_resume, list(settings.nightly_overrides))[0]
+    except MvpError as exc:
+        if not str(exc).startswith("--only: "):
+            raise
+        raise MvpError(f"MVP_K8S_NIGHTLY_ONLY='{k.nightly_only}': {str(exc).removeprefix('--only: ')}, or leave it "
+                       "empty for all of them") from None
+    if not (where.resolve().is_relative_to(REPO) or where.is_relative_to(k.host_shared_root)):
+        raise MvpError(f"MVP_NIGHTLY_SUITE={where}: the nightly pod cannot read it (neither in the runbook, which the "
+                       f"image holds, nor under SHARED_ROOT {k.host_shared_root}); move it into one of them")
+    for spec in [j.spec for j in planned if j.spec and not Path(j.spec).resolve().is_relative_to(REPO)]:
+        raise MvpError(f"{where}: spec {spec}: the nightly pod reads the suite's JobSpecs from the runbook in its "
+                       "image; put it in the runbook and name it relative to the repo")
+    return (["--only", k.nightly_only] if k.nightly_only else []), len(planned)
 
 
 def _nightly_env(k: K8s, cluster: str) -> list:
@@ -374,7 +382,7 @@ def _nightly_env(k: K8s, cluster: str) -> list:
     return env
 
 
-def nightly_cronjob(k: K8s) -> dict:
+def nightly_cronjob(k: K8s, settings) -> dict:
     """The nightly: a plain Kubernetes CronJob (batch/v1, no KubeRay feature
     gate) whose one pod runs 60_nightly_regression.sh against the long-lived
     RayCluster of `71 cluster` (runtime kuberay: scripts/lib/runtime_kuberay.sh),
@@ -382,7 +390,7 @@ def nightly_cronjob(k: K8s) -> dict:
     one after another, the judgment and report on the shared volume, the
     pod's exit status the night's. Never two at once: concurrencyPolicy
     Forbid, and 60's own lock on the shared volume."""
-    args, jobs = _nightly_jobs(k)
+    args, jobs = _nightly_jobs(k, settings)
     volumes, mounts = _volume(k)
     env = _nightly_env(k, raycluster(k)["metadata"]["name"])
     pod = {"restartPolicy": "Never", "volumes": volumes, "containers": [{
@@ -418,7 +426,7 @@ def main(args, settings) -> int:
     else:
         # The cluster the nightly runs on, then its CronJob (which reads the
         # cluster's Secret, made by the operator).
-        docs = [pvc(k), raycluster(k), nightly_cronjob(k)]
+        docs = [pvc(k), raycluster(k), nightly_cronjob(k, settings)]
     # A render the operator would refuse is a failed render: nothing written.
     check_operator(k, docs)
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=1000))

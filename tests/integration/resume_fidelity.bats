@@ -189,7 +189,7 @@ interrupted_chain() {
   MVP_NIGHTLY_RESUME=grpo2 run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
   assert_failure
   assert_equal "$(grep -c '^ERROR:' <<<"$stderr")" 1
-  [[ $stderr == *"ERROR: MVP_NIGHTLY_RESUME='grpo2' is not ppo2, grpo, sft or empty (no resume check)"* ]]
+  [[ $stderr == *"ERROR: MVP_NIGHTLY_RESUME='grpo2' is not ppo1, ppo2, grpo, sft or empty (no resume check; the jobs of $MVP_REPO/config/nightly.yaml)"* ]]
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo
   assert_line "  then ppo2: scripts/40_submit_ppo_epoch1.sh --wait --retry 1, its trainer SIGKILLed after a step drawn at random from ppo1's (resume fidelity)"
   # The stand-in's steps take 0.2 s here (29 steps, a checkpoint every 10): the kill lands within the step after.

@@ -191,7 +191,7 @@ STUB
          and .activeDeadlineSeconds == 3 * 7200 + 1800' <<<"$(doc "$BATS_TEST_TMPDIR/n3.yaml" CronJob)"
   local error
   refused MVP_K8S_NIGHTLY_ONLY=ppo,dpo -- nightly
-  assert_equal "$error" "ERROR: MVP_K8S_NIGHTLY_ONLY='ppo,dpo': 'dpo' is not a nightly job; give a comma list of ppo1, ppo2, grpo, sft (ppo = both PPO runs), or leave it empty for all four"
+  assert_equal "$error" "ERROR: MVP_K8S_NIGHTLY_ONLY='ppo,dpo': 'dpo' is not a nightly job of $MVP_REPO/config/nightly.yaml; use ppo1, ppo2, grpo, sft (ppo = ppo1, ppo2), or leave it empty for all of them"
 }
 
 @test "71 nightly: the CronJob's container, run as rendered (its env only, the runbook at MVP_K8S_RUNBOOK_DIR) with --dry-run, is 60 planning the night on runtime kuberay against the cluster named by its Service" {
@@ -208,6 +208,29 @@ STUB
   assert_line --partial "then grpo: scripts/41_submit_grpo_epoch1.sh --wait"
   refute_line --partial "then sft"
   assert_line --partial "lock: /private/regressions/.nightly.lock"
+}
+
+@test "71 nightly: the CronJob runs the suite file (MVP_NIGHTLY_SUITE on the shared volume, as the pod sees it), its deadline counting the suite's jobs; a suite the pod cannot read is one ERROR line" {
+  cat >"$SHARED_ROOT/suite.yaml" <<'EOF'
+jobs:
+  - name: team_grpo
+    spec: templates/jobspecs/grpo.yaml
+  - name: my_cmd
+    command: python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo
+EOF
+  MVP_NIGHTLY_SUITE="$SHARED_ROOT/suite.yaml" MVP_NIGHTLY_RESUME=my_cmd render nightly --out "$BATS_TEST_TMPDIR/n.yaml"
+  # Two jobs and my_cmd's resume-fidelity run after it.
+  jq -e '.spec.jobTemplate.spec | .activeDeadlineSeconds == 3 * 7200 + 1800 and .template.spec.containers[0].args == []
+         and ([.template.spec.containers[0].env[] | select(.name == "MVP_NIGHTLY_SUITE")] == [{"name": "MVP_NIGHTLY_SUITE", "value": "/private/suite.yaml"}])' \
+    <<<"$(doc "$BATS_TEST_TMPDIR/n.yaml" CronJob)"
+  cp "$SHARED_ROOT/suite.yaml" "$BATS_TEST_TMPDIR/elsewhere.yaml"
+  local error
+  refused MVP_NIGHTLY_RESUME= MVP_NIGHTLY_SUITE="$BATS_TEST_TMPDIR/elsewhere.yaml" -- nightly
+  assert_equal "$error" "ERROR: MVP_NIGHTLY_SUITE=$BATS_TEST_TMPDIR/elsewhere.yaml: the nightly pod cannot read it (neither in the runbook, which the image holds, nor under SHARED_ROOT $SHARED_ROOT); move it into one of them"
+  printf 'jobs:\n  - name: a\n    spec: %s\n' "$BATS_TEST_TMPDIR/elsewhere.yaml" >"$SHARED_ROOT/suite.yaml"
+  cp "$MVP_REPO/templates/jobspecs/sft.yaml" "$BATS_TEST_TMPDIR/elsewhere.yaml"
+  refused MVP_NIGHTLY_RESUME= MVP_NIGHTLY_SUITE="$SHARED_ROOT/suite.yaml" -- nightly
+  assert_equal "$error" "ERROR: $SHARED_ROOT/suite.yaml: spec $BATS_TEST_TMPDIR/elsewhere.yaml: the nightly pod reads the suite's JobSpecs from the runbook in its image; put it in the runbook and name it relative to the repo"
 }
 
 @test "kuberay validation: a misspelt field is caught (ttlSecondsAfterFinish)" {

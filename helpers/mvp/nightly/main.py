@@ -47,7 +47,7 @@ def write_plan(run_dir: Path, args, settings) -> dict:
         jobs.append({"name": name, "submission_id": sid or None,
                      "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
     plan = {"run_id": run_dir.name, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
-            "resume": _resume_arg(args.resume),
+            "resume": _resume_arg(args.resume), "checks": _checks_arg(args.checks),
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
@@ -66,12 +66,34 @@ def _resume_arg(value: str):
     return {"job": job, "reference": reference, "stop_at_step": int(step)}
 
 
+def _checks_arg(items: list) -> dict:
+    """--checks NAME=CHECK,CHECK... -> {NAME: [CHECK, ...]}: the suite's `checks:`."""
+    out = {}
+    for item in items:
+        name, sep, checks = item.partition("=")
+        if not sep or not name or not checks:
+            raise MvpError(f"--checks: '{item}' is not NAME=CHECK,CHECK...")
+        out[name] = checks.split(",")
+    return out
+
+
+def only_checks(jobs: list, wanted: dict) -> None:
+    """Keeps, of each job the suite gives `checks:` for, those checks (and
+    `submitted`, which always counts); a resumed extra run (NAME_resumed)
+    keeps those of the job it repeats."""
+    for job in jobs:
+        keep = wanted.get(job["name"]) or wanted.get(job["name"].removesuffix("_resumed"))
+        if keep:
+            job["checks"] = [c for c in job["checks"] if c["name"] in keep or c["name"] == "submitted"]
+
+
 def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
     judge.add_resume_fidelity(jobs, plan, settings.jobs_dir, settings.nightly_resume_band)
     past = fsutil.read_json(run_dir.parent / "history.json", []) or []
     for job in jobs:
         job["checks"].append(history.check(job, past, plan["run_id"], settings))
+    only_checks(jobs, plan.get("checks") or {})
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "code_id": plan.get("code_id"),
