@@ -28,6 +28,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 mvp::flags::spec --bundle=DIR --install-only --venv=DIR --steps=N --report=FILE
 
 SMOKE_DIR=$MVP_REPO/.mvp/gpu-smoke
+# The smoke's log: global, since the EXIT trap that stops the cluster runs
+# after smoke() has returned (a local there was unbound: exit 1 after a PASS).
+SMOKE_LOG=$SMOKE_DIR/smoke.log
 
 # One line and exit 1 when this host has no NVIDIA GPU the driver answers for.
 need_gpu() {
@@ -133,10 +136,10 @@ report() {
 }
 
 smoke() {
-  local gpu=$1 steps=$2 log=$SMOKE_DIR/smoke.log up=0 s t
+  local gpu=$1 steps=$2 log=$SMOKE_LOG up=0 s t
   mkdir -p "$SMOKE_DIR/shared/user/code"
   : >"$log"
-  trap 'smoke_run 02_down >>"$log" 2>&1 || true' EXIT
+  trap 'smoke_run 02_down >>"$SMOKE_LOG" 2>&1 || true' EXIT
   mvp::log::step "GPU smoke on $gpu: the cluster (00, 01, 20, 21 of the local runtime), the log in $log"
   for s in "${MVP_BRINGUP_STEPS[@]}" 30_prepare_data_and_model 31_snapshot_verl_code; do
     t=$(timed "$log" "$s")
