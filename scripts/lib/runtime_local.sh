@@ -69,14 +69,25 @@ mvp::rt::node_pid() {
   echo "$pid"
 }
 
-# mvp::rt::exiting PID: the process is on its way out (PF_EXITING, 0x4, in the
-# flags field of /proc/PID/stat, the 7th after the command's closing ')').
+# mvp::rt::exiting PID: the process is on its way out: PF_EXITING (0x4 in
+# the flags field of /proc/PID/stat, the 7th after the command's closing ')'),
+# or, before the kernel sets that flag, a SIGKILL pending (bit 0x100 of SigPnd
+# or ShdPnd in /proc/PID/status). kill(2) returns with the signal queued, and
+# on a loaded host the target may not run for a while: a rehearsal's fault
+# test killed the head's init, and 01 found it up in that window while 20,
+# a moment later, found it exiting ("not up").
 mvp::rt::exiting() {
-  local stat
+  local stat line
   stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   local -a f
   read -ra f <<<"${stat##*) }"
-  ((${f[6]:-0} & 4)) || return 1
+  ((${f[6]:-0} & 4)) && return 0
+  while read -r line; do
+    case $line in
+      SigPnd:* | ShdPnd:*) ((16#${line##*[[:space:]]} & 0x100)) && return 0 ;;
+    esac
+  done 2>/dev/null <"/proc/$1/status"
+  return 1
 }
 
 mvp::rt::node_is_up() { mvp::rt::node_pid "$1" >/dev/null; }
