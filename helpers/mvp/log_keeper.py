@@ -22,8 +22,9 @@ node's session logs; Ray 2.60 names a prestarted worker ffffffff and marks
 its file `:job_id:<hex>` when it takes a task of the job). A keeper forked
 beside the driver's (dispatch) learns the job's Ray job id from the name of
 the driver's python-core-driver-<id>_<pid>.log, connects to the cluster's
-GCS (not the dashboard) and places one detached NodeKeeper actor (num_cpus=0,
-pinned) on every alive node, again every round for nodes that join later. Each
+GCS (not the dashboard), keeps its own node's files itself (a thread) and
+places one detached NodeKeeper actor (num_cpus=0, pinned) on every other
+alive node, again every round for nodes that join later. Each
 copies its node's files of the job into <job dir>/logs/nodes/<node ip>/ the
 same way (keep_node) until the driver's keeper is done and the job's workers
 on that node are gone. It needs nothing of the runtime: Ray places it."""
@@ -386,7 +387,8 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
              logging_level="ERROR", runtime_env={"env_vars": env},
              job_config=ray.job_config.JobConfig(metadata={ROLE_KEY: ROLE, KEEPER_OF_KEY: sid}))
     actor = ray.remote(NodeKeeper)
-    placed = set()
+    own = _keep_own_node(job_dir, logs_dir, job_hex, every_s, ray.get_runtime_context().get_node_id())
+    placed = {own.name}
     while driver_alive() and not os.path.exists(os.path.join(job_dir, "logs", CLOSED_NAME)):
         for node in ray.nodes():
             if node.get("Alive") and node["NodeID"] not in placed and _can_hold_job_work(node):
@@ -397,6 +399,24 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
         deadline = time.monotonic() + every_s
         while driver_alive() and time.monotonic() < deadline:
             time.sleep(WATCH_S)
+    own.join()
+
+
+def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, node_id: str):
+    """The driver's own node is kept by the dispatcher itself, in a thread
+    (named after the node) that runs keep_node as a NodeKeeper would: it
+    already runs there, in the node's PID namespace, outside the driver's
+    process tree, and a NodeKeeper actor would cost every job one more Ray
+    worker process (about 2 s of CPU each on the test machines)."""
+    import threading
+    import ray
+    logs = os.path.join(job_dir, "logs")
+    ip = ray._private.worker._global_node.node_ip_address  # as NodeKeeper reads its node's
+    own = threading.Thread(name=node_id, target=keep_node, args=(
+        logs_dir, os.path.join(logs, NODES_DIR, ip), job_hex, node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
+        redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME)))
+    own.start()
+    return own
 
 
 def _can_hold_job_work(node: dict) -> bool:

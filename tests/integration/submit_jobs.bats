@@ -450,7 +450,7 @@ ray_job_status() {
   assert_equal "$stderr" "ERROR: job ppo-never-was: no such job: Ray does not know it and $SHARED_ROOT/jobs/ppo-never-was holds no record of it; list the jobs with scripts/50_status.sh"
 }
 
-@test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy; no node keeper on the head" {
+@test "51_logs.sh follows a running job; 50_status.sh shows its progress; 52_stop.sh stops it and archives it as STOPPED; the copy its node kept while it ran ends as Ray's copy; node keepers: none on the head, one NodeKeeper actor on the other worker (the dispatcher keeps the driver's node itself)" {
   MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --override +mvp_standin.step_seconds=2
   assert_success
   local id
@@ -480,6 +480,12 @@ ray_job_status() {
   # Node keepers go where the job's workers can run: a worker, never the 0-CPU 0-GPU head.
   compgen -G "$logs/nodes/$MVP_TEST_NET.[34]" >/dev/null
   [[ ! -e $logs/nodes/$MVP_HEAD_IP ]]
+  # The driver's node is kept by the dispatcher's own thread: a NodeKeeper
+  # actor goes to the other worker only (one Ray worker process less a job).
+  local jd=$SHARED_ROOT/jobs/$id
+  jq -en --slurpfile actors <(cat "$jd"/debug/*_final_actors.json) --slurpfile result "$jd/result.json" --arg id "$id" \
+    '[$actors[0][] | select(.class_name == "NodeKeeper" and (.name | startswith("\($id)@")))] as $k
+     | ($k | length) == 1 and $k[0].node_id != $result[0].driver_node_id'
 }
 
 @test "--dry-run validates and prints the command, and writes nothing" {
