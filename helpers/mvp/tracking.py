@@ -142,4 +142,13 @@ def apply(overrides: dict, env: dict, job_dir: Path, first: str, code_path: Path
         ours.pop("MLFLOW_ALLOW_FILE_STORE", None)
     for name, value in ours.items():
         env.setdefault(name, value)
+    _warn_keyless(names, env)
     return names
+
+
+def _warn_keyless(names: list, env: dict) -> None:
+    """One line, not a refusal (a node may be logged in through ~/.netrc):
+    wandb online without WANDB_API_KEY fails in wandb.init, minutes into the job."""
+    if "wandb" in names and "WANDB_API_KEY" not in env and env.get("WANDB_MODE", "online") not in ("offline", "disabled", "dryrun"):
+        log.warn("trainer.logger has wandb, and the job has no WANDB_API_KEY (nor WANDB_MODE=offline): wandb.init "
+                 "fails unless its nodes are logged in; give the key in the JobSpec's env_vars (docs/tracking.md)")

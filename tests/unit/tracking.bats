@@ -54,7 +54,8 @@ runtime_env() {
   jq -e '.resolved.trainer_overrides["trainer.logger"] == "['"'console','mlflow'"']"' <<<"$output"
   run check "" -- "${PPO[@]}" "trainer.logger=[tensorboard,console]"
   jq -e '.resolved.trainer_overrides["trainer.logger"] == "[tensorboard,console]"' <<<"$output"
-  ! grep -q "console added" "$BATS_TEST_TMPDIR/err"
+  run grep -q "console added" "$BATS_TEST_TMPDIR/err"
+  assert_failure 1
   # The runbook's default: the console alone, and no tracker's variable.
   run check "" -- "${PPO[@]}"
   jq -e '.resolved.trainer_overrides["trainer.logger"] == "['"'console'"']"' <<<"$output"
@@ -134,6 +135,20 @@ a_job() {
   jq -e '.resolved.private_env_names == ["MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN", "SWANLAB_API_KEY", "WANDB_API_KEY"]' <<<"$output"
   runtime_env | jq -e '.env_vars | (has("WANDB_API_KEY") or has("SWANLAB_API_KEY") or has("MLFLOW_TRACKING_TOKEN")) == false
     and .WANDB_MODE == "offline" and (.MVP_PRIVATE_ENV | startswith("private_env/"))'
-  ! grep -F -- "$k" "$BATS_TEST_TMPDIR/err" <<<"$output"
   [[ $output != *"$k"* ]]
+  run grep -cF -- "$k" "$BATS_TEST_TMPDIR/err"
+  assert_output 0
+}
+
+@test "tracking: wandb online without WANDB_API_KEY is one WARN line (a node may be logged in), not a refusal; with the key or WANDB_MODE=offline none" {
+  run check "" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
+  assert_success
+  grep -qF "trainer.logger has wandb, and the job has no WANDB_API_KEY (nor WANDB_MODE=offline): wandb.init fails unless its nodes are logged in" "$BATS_TEST_TMPDIR/err"
+  run check "env_vars: {WANDB_API_KEY: k-0123456789}" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
+  assert_success
+  run grep -q "has no WANDB_API_KEY" "$BATS_TEST_TMPDIR/err"
+  assert_failure 1
+  run check "env_vars: {WANDB_MODE: offline}" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
+  run grep -q "has no WANDB_API_KEY" "$BATS_TEST_TMPDIR/err"
+  assert_failure 1
 }
