@@ -157,7 +157,7 @@ assert_real_verl_ran() {
   [[ -s $ckpt/global_step_2/actor/model_world_size_2_rank_1.pt && -s $ckpt/global_step_3/data.pt ]]
 }
 
-@test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain; tracking: one W&B offline run id across the chain, TensorBoard events in the job dir hold verl's step 3, a planted W&B key in no file" {
+@test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain; tracking: one W&B offline run id across the chain, TensorBoard events and an MLflow file store in the job dirs hold verl's step metrics, a planted W&B key in no file" {
   local ref t0=$SECONDS
   ref=$(recall grpo)
   # The same job as 41's, from a JobSpec that gives the trackers' variables
@@ -168,7 +168,7 @@ assert_real_verl_ran() {
   grep -q "WANDB_API_KEY: $key" "$spec"
   MVP_STOP_AT_STEP=2 run --separate-stderr mvp_script 43_submit_jobspec "$spec" --wait --retry 1 \
     --reward-fn user/code/shaped_gsm8k.py --override trainer.max_actor_ckpt_to_keep=1 \
-    --override "trainer.logger=['tensorboard','wandb']"
+    --override "trainer.logger=['tensorboard','wandb','mlflow']"
   echo "# interrupted real GRPO: chain ended after $((SECONDS - t0)) s" >&3
   assert_success
   local -a ids
@@ -202,12 +202,13 @@ print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 2,
 # real verl and wandb left it: console kept first in trainer.logger; each
 # job's W&B offline run is the chain's one id (WANDB_RUN_ID, WANDB_RESUME=allow);
 # the retry's TensorBoard events (written by verl's _TensorboardAdapter into
-# TENSORBOARD_DIR) hold verl's step 3 as its console line gave it; the key is
+# TENSORBOARD_DIR) hold verl's step 3 as its console line gave it; each job's
+# MLflow file store holds its steps as the console gave them; the key is
 # in no file of either job (wandb's own files included) nor in the argv kept.
 tracked() {
   local first=$1 retry=$2 key=$3 j
   run job_json "$first" config/job_spec.json '.resolved.trainer_overrides["trainer.logger"]'
-  assert_output "['console','tensorboard','wandb']"
+  assert_output "['console','tensorboard','wandb','mlflow']"
   for j in "$first" "$retry"; do
     compgen -G "$SHARED_ROOT/jobs/$j/tracking/wandb/offline-run-*-$first/run-$first.wandb" >/dev/null ||
       { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 3 >&3; fail "job $j: no W&B offline run with id $first"; }
@@ -221,6 +222,18 @@ print(json.dumps({e.step: e.value for e in acc.Scalars("critic/score/mean")}))' 
   console=$(step_metric "$retry" 3 critic/score/mean)
   jq -e --argjson console "$console" 'keys == ["3"] and ((.["3"] - $console) | fabs) <= 1e-6 * (1 + ($console | fabs))' <<<"$tb" ||
     fail "TensorBoard critic/score/mean of $retry: $tb; console step 3: $console"
+  # MLflow's file store (MLFLOW_TRACKING_URI) in each job: the killed job's steps 1-2 and the retry's step 3, as the console gave them.
+  local s store
+  for j in "$first" "$retry"; do
+    store=$(echo "$SHARED_ROOT/jobs/$j"/tracking/mlruns/[0-9]*/*/metrics/critic/score/mean)
+    [[ -f $store ]] || { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 4 >&3; fail "job $j: no MLflow metric critic/score/mean"; }
+    for s in $(steps "$j"); do
+      console=$(step_metric "$j" "$s" critic/score/mean)
+      [[ -n $console ]] || fail "job $j: no critic/score/mean on verl's step $s line"
+      awk -v s="$s" -v c="$console" '$3 == s { d = $2 - c; if (d < 0) d = -d; ok = d <= 1e-6 * (1 + (c < 0 ? -c : c)) } END { exit !ok }' "$store" ||
+        fail "MLflow critic/score/mean of $j step $s: $(cat "$store"); console: $console"
+    done
+  done
   run grep -rlF -- "$key" "$SHARED_ROOT/jobs/$first" "$SHARED_ROOT/jobs/$retry"
   assert_failure 1
 }
