@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import cmdline, epoch_boundary, preflight, profile, redact, snapshot, workloads
+from . import cmdline, epoch_boundary, preflight, profile, redact, snapshot, tracking, workloads
 from .errors import MvpError
 from .jobspec import check_id
 from .layout import Layout
@@ -98,11 +98,12 @@ def _inside(root: Path, value: str, field_name: str, must_exist: bool = True, un
     return p
 
 
-def _safe_for_shell(p: Path, what: str) -> None:
-    # Ray hands the entrypoint to a shell; these characters would be re-parsed.
-    bad = set(str(p)) & set("$`\"\\\n'")
-    if bad:
-        raise MvpError(f"{what} {p} contains {''.join(sorted(bad))!r}, which a shell would re-parse; use another path")
+def _safe_for_shell(*paths: tuple) -> None:
+    """(path, what) pairs. Ray hands the entrypoint to a shell; these characters would be re-parsed."""
+    for p, what in paths:
+        bad = set(str(p)) & set("$`\"\\\n'")
+        if bad:
+            raise MvpError(f"{what} {p} contains {''.join(sorted(bad))!r}, which a shell would re-parse; use another path")
 
 
 def _reward_fn(root: Path, spec: dict, snap: "preflight.SnapshotConfig") -> dict:
@@ -206,8 +207,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     standin = profile.is_standin(code_path)
     overlay = profile.overlay(settings.trainer_profile, workload.name)
     user, inputs = _user_inputs(spec, cmd, root, snap, workload, check_model=not standin)
-    for p, what in ((job_dir, "job directory"), (LAUNCHER, "launcher")):
-        _safe_for_shell(p, what)
+    _safe_for_shell((job_dir, "job directory"), (LAUNCHER, "launcher"))
     resources = _entry_resources(spec, ray_cfg)
     address = (spec.get("ray") or {}).get("address") or ray_cfg.get("address") or settings.dashboard_url
     overrides = _runbook_overrides(workload, sid, job_dir, inputs, settings, snap)
@@ -217,6 +217,7 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
     for key, value in [*(spec.get("trainer_overrides") or {}).items(), *user, *overlay.overrides.items(), *extra]:
         set_override(overrides, key, value)
     env = _job_env(spec, ray_cfg, settings, overlay, workload, code_path, address)
+    tracking.apply(overrides, env, job_dir, tracking.chain_first(layout.jobs, sid, resumed_from), code_path, code_id)
     # The preflight's cost: reading the snapshot's config facts and checking the overrides.
     checked = preflight.verify(snap, override_words(overrides), time.perf_counter() - snap_seconds)
     return Plan(

@@ -157,11 +157,18 @@ assert_real_verl_ran() {
   [[ -s $ckpt/global_step_2/actor/model_world_size_2_rank_1.pt && -s $ckpt/global_step_3/data.pt ]]
 }
 
-@test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain" {
+@test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain; tracking: one W&B offline run id across the chain, TensorBoard events and an MLflow file store in the job dirs hold verl's step metrics, a planted W&B key in no file" {
   local ref t0=$SECONDS
   ref=$(recall grpo)
-  MVP_STOP_AT_STEP=2 run --separate-stderr mvp_script 41_submit_grpo_epoch1 --wait --retry 1 \
-    --reward-fn user/code/shaped_gsm8k.py --override trainer.max_actor_ckpt_to_keep=1
+  # The same job as 41's, from a JobSpec that gives the trackers' variables
+  # (W&B offline: no network; its key a private variable) and the model 41 swaps in.
+  local spec=$BATS_TEST_TMPDIR/grpo.yaml key=mvp-planted-wandb-key-5f0c1e9a
+  sed -e "s|^model: .*|model: $MVP_MODEL_ID|" -e "s|^env_vars: {}|env_vars: {WANDB_MODE: offline, WANDB_API_KEY: $key}|" \
+    "$MVP_REPO/templates/jobspecs/grpo.yaml" >"$spec"
+  grep -q "WANDB_API_KEY: $key" "$spec"
+  MVP_STOP_AT_STEP=2 run --separate-stderr mvp_script 43_submit_jobspec "$spec" --wait --retry 1 \
+    --reward-fn user/code/shaped_gsm8k.py --override trainer.max_actor_ckpt_to_keep=1 \
+    --override "trainer.logger=['tensorboard','wandb','mlflow']"
   echo "# interrupted real GRPO: chain ended after $((SECONDS - t0)) s" >&3
   assert_success
   local -a ids
@@ -188,6 +195,47 @@ print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 2,
     fail "resume_fidelity: $output"
   # verl's own files: the killed job's global_step_2 went once the retry had saved step 3 (verl 7395).
   [[ ! -e $SHARED_ROOT/jobs/$first/checkpoints/global_step_2 && -s $SHARED_ROOT/jobs/$first-r1/checkpoints/global_step_3/actor/model_world_size_2_rank_0.pt ]]
+  tracked "$first" "$first-r1" "$key"
+}
+
+# tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/tracking.py) as
+# real verl and wandb left it: console kept first in trainer.logger; each
+# job's W&B offline run is the chain's one id (WANDB_RUN_ID, WANDB_RESUME=allow);
+# the retry's TensorBoard events (written by verl's _TensorboardAdapter into
+# TENSORBOARD_DIR) hold verl's step 3 as its console line gave it; each job's
+# MLflow file store holds its steps as the console gave them; the key is
+# in no file of either job (wandb's own files included) nor in the argv kept.
+tracked() {
+  local first=$1 retry=$2 key=$3 j
+  run job_json "$first" config/job_spec.json '.resolved.trainer_overrides["trainer.logger"]'
+  assert_output "['console','tensorboard','wandb','mlflow']"
+  for j in "$first" "$retry"; do
+    compgen -G "$SHARED_ROOT/jobs/$j/tracking/wandb/offline-run-*-$first/run-$first.wandb" >/dev/null ||
+      { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 3 >&3; fail "job $j: no W&B offline run with id $first"; }
+  done
+  local tb console
+  tb=$(PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json, sys
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+acc = EventAccumulator(sys.argv[1], size_guidance={"scalars": 0})
+acc.Reload()
+print(json.dumps({e.step: e.value for e in acc.Scalars("critic/score/mean")}))' "$SHARED_ROOT/jobs/$retry/tracking/tensorboard")
+  console=$(step_metric "$retry" 3 critic/score/mean)
+  jq -e --argjson console "$console" 'keys == ["3"] and ((.["3"] - $console) | fabs) <= 1e-6 * (1 + ($console | fabs))' <<<"$tb" ||
+    fail "TensorBoard critic/score/mean of $retry: $tb; console step 3: $console"
+  # MLflow's file store (MLFLOW_TRACKING_URI) in each job: the killed job's steps 1-2 and the retry's step 3, as the console gave them.
+  local s store
+  for j in "$first" "$retry"; do
+    store=$(echo "$SHARED_ROOT/jobs/$j"/tracking/mlruns/[0-9]*/*/metrics/critic/score/mean)
+    [[ -f $store ]] || { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 4 >&3; fail "job $j: no MLflow metric critic/score/mean"; }
+    for s in $(steps "$j"); do
+      console=$(step_metric "$j" "$s" critic/score/mean)
+      [[ -n $console ]] || fail "job $j: no critic/score/mean on verl's step $s line"
+      awk -v s="$s" -v c="$console" '$3 == s { d = $2 - c; if (d < 0) d = -d; ok = d <= 1e-6 * (1 + (c < 0 ? -c : c)) } END { exit !ok }' "$store" ||
+        fail "MLflow critic/score/mean of $j step $s: $(cat "$store"); console: $console"
+    done
+  done
+  run grep -rlF -- "$key" "$SHARED_ROOT/jobs/$first" "$SHARED_ROOT/jobs/$retry"
+  assert_failure 1
 }
 
 @test "--retry 1 on real GRPO whose reward worker raises at step 4 after global_step_2: that job FAILED with the error in its driver log and final bundle; the retry resumes from global_step_2 in a new directory, logs step 3 first, trains step 3's prompts again (check resumed), SUCCEEDED; the failed job's directory unchanged" {

@@ -535,3 +535,19 @@ print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$
   assert_failure
   assert_output --partial "must be under $SHARED_ROOT/common/models"
 }
+
+@test "jobspec: a job directory or launcher path a shell would re-parse (a \$ in it) is refused, naming it; the launcher is checked beside it" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import plan
+from mvp.errors import MvpError
+for p in sys.argv[1:]:
+    try:
+        plan._safe_for_shell((Path("/ok/launch.py"), "launcher"), (Path(p), "job directory"))
+        print("passed", p)
+    except MvpError as exc:
+        print(exc)' '/s/jobs/a$b' '/s/jobs/plain-id'
+  assert_success
+  assert_output "job directory /s/jobs/a\$b contains '\$', which a shell would re-parse; use another path
+passed /s/jobs/plain-id"
+}
