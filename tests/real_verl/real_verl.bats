@@ -3,7 +3,9 @@
 # through the unchanged runbook on a real local cluster of CPU-only nodes:
 # the CPU profile (templates/profiles/cpu.yaml, helpers/verl_cpu), a tiny
 # Qwen2-architecture model built by 30 (MVP_MODEL_SOURCE=tiny), the GSM8K
-# parquet 30 makes from the real files. No stand-in anywhere in this file.
+# parquet 30 makes from the real files (and a user's own cut of it, with
+# their reward function, for their verl command line: grpo_line). No
+# stand-in anywhere in this file.
 # The tests run in order and share one cluster and its jobs.
 
 setup_file() {
