@@ -3,7 +3,9 @@
 # through the unchanged runbook on a real local cluster of CPU-only nodes:
 # the CPU profile (templates/profiles/cpu.yaml, helpers/verl_cpu), a tiny
 # Qwen2-architecture model built by 30 (MVP_MODEL_SOURCE=tiny), the GSM8K
-# parquet 30 makes from the real files. No stand-in anywhere in this file.
+# parquet 30 makes from the real files (and a user's own cut of it, with
+# their reward function, for their verl command line: grpo_line). No
+# stand-in anywhere in this file.
 # The tests run in order and share one cluster and its jobs.
 
 setup_file() {
@@ -14,8 +16,30 @@ setup_file() {
   export MVP_VERL_SRC=.mvp/cache/verl-0.9.1 MVP_GPUS_PER_WORKER=1 MVP_JOB_TIMEOUT=900
   mvp_cluster_up
   mvp_prepare_inputs verl-0.9.1 || { cat "$MVP_TEST_LOG" >&3; return 1; }
-  mkdir -p "$SHARED_ROOT/user/code"
+  mkdir -p "$SHARED_ROOT/user/code" "$SHARED_ROOT/datasets/mine"
   cp "$MVP_REPO/templates/rewards/shaped_gsm8k.py" "$SHARED_ROOT/user/code/"
+  # A user's own data and reward function, for their own verl command line
+  # (grpo_line): 48 training and 16 validation rows of GSM8K in verl's RL
+  # schema, rewritten with pyarrow under the user's data_source; and a reward
+  # under the user's function name, partial credit for digits so that the
+  # tiny model's group advantages are not all 0.
+  "$MVP_REPO/.venv/bin/python" - "$SHARED_ROOT/datasets" <<'PY' || return 1
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+root = sys.argv[1]
+for split, rows in (("train", 48), ("test", 16)):
+    t = pq.read_table(f"{root}/gsm8k/{split}.parquet").slice(0, rows)
+    t = t.set_column(t.schema.get_field_index("data_source"), "data_source", pa.array(["mine/gsm8k"] * rows))
+    pq.write_table(t, f"{root}/mine/{split}.parquet")
+PY
+  cat >"$SHARED_ROOT/user/code/my_reward.py" <<'PY'
+import re
+def my_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    numbers = re.findall(r"-?[0-9]+", solution_str.replace(",", ""))
+    if numbers and numbers[-1] == str(ground_truth).replace(",", ""):
+        return 1.0
+    return 0.5 * sum(c.isdigit() for c in solution_str) / max(len(solution_str), 1)
+PY
   # A reward function that fails once: in verl's reward worker, on every
   # sample of the first attempt's 4th step (after 3 steps x 8 prompts x 4
   # responses; verl 0.9.1's agent loop drops a sample whose reward raises and
@@ -57,6 +81,19 @@ remember() { echo "$2" >"$BATS_FILE_TMPDIR/job.$1"; }
 recall() { cat "$BATS_FILE_TMPDIR/job.$1"; }
 
 driver_log() { echo "$SHARED_ROOT/jobs/$1/logs/driver.log"; }
+
+# grpo_line: the user's own GRPO job as verl's docs write it, into the array
+# `line` (43_submit_jobspec.sh -- "${line[@]}"): their data and reward
+# function (setup_file), the tiny model, the rollout the CPU profile runs
+# (verl leaves it mandatory), TensorBoard and MLflow beside the console. The
+# CPU profile is laid over it (MVP_TRAINER_PROFILE=cpu).
+grpo_line() {
+  line=(python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo
+    data.train_files=datasets/mine/train.parquet data.val_files=datasets/mine/test.parquet
+    "actor_rollout_ref.model.path=common/models/$MVP_MODEL_ID" actor_rollout_ref.rollout.name=hf
+    reward.custom_reward_function.path=user/code/my_reward.py reward.custom_reward_function.name=my_score
+    "trainer.logger=['console','tensorboard','mlflow']")
+}
 
 # steps_json ID: verl's step metrics of the job, as 51_logs.sh --steps --json gives them.
 steps_json() { mvp_script 51_logs "$1" --steps --json; }
@@ -135,13 +172,21 @@ assert_real_verl_ran() {
   [[ $(tree_digest "$SHARED_ROOT/jobs/$old") == "$digest" ]]
 }
 
-@test "41 GRPO with the user's shaped reward (user/code): verl's TaskRunner steps on a worker, non-zero reward and actor gradient, actor checkpoints with weights" {
-  run mvp_script 41_submit_grpo_epoch1 --wait --reward-fn user/code/shaped_gsm8k.py
+@test "43 -- a user's own GRPO command line (main_ppo, their parquet and reward function): verl's TaskRunner steps on a worker, non-zero reward and actor gradient, actor checkpoints with weights; TensorBoard events and an MLflow file store in the job dir hold verl's step metrics" {
+  local t0=$SECONDS line
+  grpo_line
+  run --separate-stderr mvp_script 43_submit_jobspec --wait -- "${line[@]}"
+  echo "# the user's GRPO command line: $((SECONDS - t0)) s" >&3
   assert_success
   local id
   id=$(last_line)
   remember grpo "$id"
   assert_real_verl_ran "$id"
+  # The line's data, reward function and loggers, its paths written out absolute.
+  jq -e --arg r "$SHARED_ROOT" '.resolved | .workload == "grpo" and (.trainer_overrides
+    | .["data.train_files"] == "\($r)/datasets/mine/train.parquet" and .["reward.custom_reward_function.path"] == "\($r)/user/code/my_reward.py"
+      and .["reward.custom_reward_function.name"] == "my_score" and .["trainer.logger"] == "['"'"'console'"'"','"'"'tensorboard'"'"','"'"'mlflow'"'"']")' "$SHARED_ROOT/jobs/$id/config/job_spec.json" ||
+    fail "job_spec.json: $(jq -c .resolved.trainer_overrides "$SHARED_ROOT/jobs/$id/config/job_spec.json")"
   # verl's step lines come from its TaskRunnerV1 actor (Ray's prefix names it,
   # with its ip when it is not on the driver's node), and its node is a worker.
   grep -qE $'(\x1b\\[[0-9;]*m)?\\(TaskRunnerV1 pid=[0-9]+(, ip=[0-9.]+)?\\)[^ ]* step:1 - ' "$(driver_log "$id")"
@@ -151,24 +196,24 @@ assert_real_verl_ran() {
      | ($n | length) == 1 and ($result[0].head_node_ids | index($n[0]) | not)'
   run steps "$id"
   assert_output "1 2 3"
-  steps_json "$id" | jq -e '.[0] | ."critic/score/mean" > 0 and ."actor/grad_norm" > 0' 
+  steps_json "$id" | jq -e '.[0] | ."critic/score/mean" > 0 and ."actor/grad_norm" > 0'
   local ckpt=$SHARED_ROOT/jobs/$id/checkpoints
   [[ $(<"$ckpt/latest_checkpointed_iteration.txt") == 3 ]]
   [[ -s $ckpt/global_step_2/actor/model_world_size_2_rank_1.pt && -s $ckpt/global_step_3/data.pt ]]
+  tensorboard_holds_steps "$id"
+  mlflow_holds_steps "$id"
 }
 
 @test "resume fidelity on real verl: the stopper SIGKILLs GRPO's trainer once verl logged step 2, --retry 1 resumes global_step_2, step 3 lies within the band of the uninterrupted run above (check resume_fidelity); max_actor_ckpt_to_keep=1 holds across the chain; tracking: one W&B offline run id across the chain, TensorBoard events and an MLflow file store in the job dirs hold verl's step metrics, a planted W&B key in no file" {
   local ref t0=$SECONDS
   ref=$(recall grpo)
-  # The same job as 41's, from a JobSpec that gives the trackers' variables
-  # (W&B offline: no network; its key a private variable) and the model 41 swaps in.
-  local spec=$BATS_TEST_TMPDIR/grpo.yaml key=mvp-planted-wandb-key-5f0c1e9a
-  sed -e "s|^model: .*|model: $MVP_MODEL_ID|" -e "s|^env_vars: {}|env_vars: {WANDB_MODE: offline, WANDB_API_KEY: $key}|" \
-    "$MVP_REPO/templates/jobspecs/grpo.yaml" >"$spec"
-  grep -q "WANDB_API_KEY: $key" "$spec"
+  # The same command line as the user's job above, with a JobSpec that gives
+  # the trackers' variables (W&B offline: no network; its key a private variable).
+  local spec=$BATS_TEST_TMPDIR/wandb.yaml key=mvp-planted-wandb-key-5f0c1e9a line
+  echo "env_vars: {WANDB_MODE: offline, WANDB_API_KEY: $key}" >"$spec"
+  grpo_line
   MVP_STOP_AT_STEP=2 run --separate-stderr mvp_script 43_submit_jobspec "$spec" --wait --retry 1 \
-    --reward-fn user/code/shaped_gsm8k.py --override trainer.max_actor_ckpt_to_keep=1 \
-    --override "trainer.logger=['tensorboard','wandb','mlflow']"
+    --override trainer.max_actor_ckpt_to_keep=1 --override "trainer.logger=['tensorboard','wandb','mlflow']" -- "${line[@]}"
   echo "# interrupted real GRPO: chain ended after $((SECONDS - t0)) s" >&3
   assert_success
   local -a ids
@@ -198,6 +243,37 @@ print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 2,
   tracked "$first" "$first-r1" "$key"
 }
 
+# tensorboard_holds_steps ID: the job's TensorBoard events (written by verl's
+# _TensorboardAdapter into TENSORBOARD_DIR, <job dir>/tracking/tensorboard)
+# hold critic/score/mean at exactly the steps of verl's console lines, as they gave it.
+tensorboard_holds_steps() {
+  local id=$1 tb console
+  tb=$("$MVP_REPO/.venv/bin/python" -c 'import json, sys
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+acc = EventAccumulator(sys.argv[1], size_guidance={"scalars": 0})
+acc.Reload()
+print(json.dumps({e.step: e.value for e in acc.Scalars("critic/score/mean")}))' "$SHARED_ROOT/jobs/$id/tracking/tensorboard") ||
+    { find "$SHARED_ROOT/jobs/$id/tracking" -maxdepth 3 >&3; fail "job $id: no TensorBoard critic/score/mean"; }
+  console=$(steps_json "$id" | jq -c 'map({key: (.step | tostring), value: ."critic/score/mean"}) | from_entries')
+  jq -e --argjson console "$console" '(keys | sort) == ($console | keys | sort)
+    and all(to_entries[]; ((.value - $console[.key]) | fabs) <= 1e-6 * (1 + ($console[.key] | fabs)))' <<<"$tb" ||
+    fail "TensorBoard critic/score/mean of $id: $tb; console: $console"
+}
+
+# mlflow_holds_steps ID: the job's MLflow file store (MLFLOW_TRACKING_URI,
+# <job dir>/tracking/mlruns) holds critic/score/mean of each of verl's steps as the console gave it.
+mlflow_holds_steps() {
+  local id=$1 store s console
+  store=$(echo "$SHARED_ROOT/jobs/$id"/tracking/mlruns/[0-9]*/*/metrics/critic/score/mean)
+  [[ -f $store ]] || { find "$SHARED_ROOT/jobs/$id/tracking" -maxdepth 4 >&3; fail "job $id: no MLflow metric critic/score/mean"; }
+  for s in $(steps "$id"); do
+    console=$(step_metric "$id" "$s" critic/score/mean)
+    [[ -n $console ]] || fail "job $id: no critic/score/mean on verl's step $s line"
+    awk -v s="$s" -v c="$console" '$3 == s { d = $2 - c; if (d < 0) d = -d; ok = d <= 1e-6 * (1 + (c < 0 ? -c : c)) } END { exit !ok }' "$store" ||
+      fail "MLflow critic/score/mean of $id step $s: $(cat "$store"); console: $console"
+  done
+}
+
 # tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/tracking.py) as
 # real verl and wandb left it: console kept first in trainer.logger; each
 # job's W&B offline run is the chain's one id (WANDB_RUN_ID, WANDB_RESUME=allow);
@@ -213,27 +289,8 @@ tracked() {
     compgen -G "$SHARED_ROOT/jobs/$j/tracking/wandb/offline-run-*-$first/run-$first.wandb" >/dev/null ||
       { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 3 >&3; fail "job $j: no W&B offline run with id $first"; }
   done
-  local tb console
-  tb=$(PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json, sys
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-acc = EventAccumulator(sys.argv[1], size_guidance={"scalars": 0})
-acc.Reload()
-print(json.dumps({e.step: e.value for e in acc.Scalars("critic/score/mean")}))' "$SHARED_ROOT/jobs/$retry/tracking/tensorboard")
-  console=$(step_metric "$retry" 3 critic/score/mean)
-  jq -e --argjson console "$console" 'keys == ["3"] and ((.["3"] - $console) | fabs) <= 1e-6 * (1 + ($console | fabs))' <<<"$tb" ||
-    fail "TensorBoard critic/score/mean of $retry: $tb; console step 3: $console"
-  # MLflow's file store (MLFLOW_TRACKING_URI) in each job: the killed job's steps 1-2 and the retry's step 3, as the console gave them.
-  local s store
-  for j in "$first" "$retry"; do
-    store=$(echo "$SHARED_ROOT/jobs/$j"/tracking/mlruns/[0-9]*/*/metrics/critic/score/mean)
-    [[ -f $store ]] || { find "$SHARED_ROOT/jobs/$j/tracking" -maxdepth 4 >&3; fail "job $j: no MLflow metric critic/score/mean"; }
-    for s in $(steps "$j"); do
-      console=$(step_metric "$j" "$s" critic/score/mean)
-      [[ -n $console ]] || fail "job $j: no critic/score/mean on verl's step $s line"
-      awk -v s="$s" -v c="$console" '$3 == s { d = $2 - c; if (d < 0) d = -d; ok = d <= 1e-6 * (1 + (c < 0 ? -c : c)) } END { exit !ok }' "$store" ||
-        fail "MLflow critic/score/mean of $j step $s: $(cat "$store"); console: $console"
-    done
-  done
+  tensorboard_holds_steps "$retry"
+  for j in "$first" "$retry"; do mlflow_holds_steps "$j"; done
   run grep -rlF -- "$key" "$SHARED_ROOT/jobs/$first" "$SHARED_ROOT/jobs/$retry"
   assert_failure 1
 }
@@ -301,24 +358,42 @@ print(json.dumps({e.step: e.value for e in acc.Scalars("critic/score/mean")}))' 
   [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
 }
 
-@test "the nightly on real verl: 60 runs grpo and sft one after another, its parser reads verl's own lines, the judge passes every check and weighs grpo against its history" {
-  # Three earlier good nights of grpo, far slower than verl on these CPUs: tonight is judged, and better.
+@test "the nightly on real verl runs a user's own two-job suite (MVP_NIGHTLY_SUITE: a JobSpec and a verl command line, under their names) one after another: its parser reads verl's own lines, the judge passes every check and weighs the command line's job against its history" {
+  local t0=$SECONDS line suite=$BATS_TEST_TMPDIR/suite.yaml
+  grpo_line
+  # The suite a user writes: the runbook's SFT JobSpec, and their GRPO command line as a list of words.
+  {
+    echo "jobs:"
+    echo "  - name: team_sft"
+    echo "    spec: templates/jobspecs/sft.yaml"
+    echo "  - name: my_grpo"
+    echo "    command: $(printf '%s\n' "${line[@]}" | jq -Rnc '[inputs]')"
+  } >"$suite"
+  # Three earlier good nights of my_grpo, far slower than verl on these CPUs: tonight is judged, and better.
   mkdir -p "$SHARED_ROOT/regressions"
   jq -n '[range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
-    jobs: {grpo: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
-                  figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
+    jobs: {my_grpo: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
+                     figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
     >"$SHARED_ROOT/regressions/history.json"
-  run mvp_script 60_nightly_regression --only grpo,sft
+  MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' run mvp_script 60_nightly_regression
+  echo "# the two-job suite's night: $((SECONDS - t0)) s" >&3
   assert_success
   assert_line --regexp "^NIGHTLY PASS "
   local run_dir
   run_dir=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
+  jq -e '[.jobs[].name] == ["team_sft", "my_grpo"]' "$run_dir/report.json" ||
+    fail "report jobs: $(jq -c '[.jobs[].name]' "$run_dir/report.json")"
   jq -e '[.jobs[].checks[] | select(.passed == false)] | length == 0' "$run_dir/report.json"
   jq -e '[.jobs[] | .metrics.steps] | all(. >= 3)' "$run_dir/report.json"
+  # The command line's job ran from the suite's words: its data and reward function are the user's.
+  local grpo_id
+  grpo_id=$(jq -r '.jobs[] | select(.name == "my_grpo") | .submission_id' "$run_dir/report.json")
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides | .["data.train_files"] == "\($r)/datasets/mine/train.parquet"
+    and .["reward.custom_reward_function.name"] == "my_score"' "$SHARED_ROOT/jobs/$grpo_id/config/job_spec.json"
   run jq -r '.jobs[] | .name as $n | .checks[] | select(.name == "regression") | "\($n) \(.passed) \(.evidence)"' "$run_dir/report.json"
-  assert_line --regexp '^grpo true s/step [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); throughput [0-9.]+ vs median 0.001 of 3 nights: \+[0-9]+% \(better, beyond 10%\); final score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); best score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); peak memory GB [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\)$'
-  assert_line --regexp '^sft null s/step [0-9.]+: not judged yet \(0 good nights in history, 3 needed\)'
-  # The figures verl's own lines gave tonight, kept for the nights to come.
-  jq -e '.[-1].jobs | (.grpo.figures | [.step_s, .throughput, .final_score, .best_score, .peak_memory_gb] | all(. != null))
-         and (.sft.figures | [.step_s, .throughput, .final_loss] | all(. != null))' "$SHARED_ROOT/regressions/history.json"
+  assert_line --regexp '^my_grpo true s/step [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); throughput [0-9.]+ vs median 0.001 of 3 nights: \+[0-9]+% \(better, beyond 10%\); final score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); best score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); peak memory GB [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\)$'
+  assert_line --regexp '^team_sft null s/step [0-9.]+: not judged yet \(0 good nights in history, 3 needed\)'
+  # The figures verl's own lines gave tonight, kept under the suite's names for the nights to come.
+  jq -e '.[-1].jobs | (.my_grpo.figures | [.step_s, .throughput, .final_score, .best_score, .peak_memory_gb] | all(. != null))
+         and (.team_sft.figures | [.step_s, .throughput, .final_loss] | all(. != null))' "$SHARED_ROOT/regressions/history.json"
 }
