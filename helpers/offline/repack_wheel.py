@@ -95,6 +95,8 @@ PRUNE = {
         ("ray/dashboard/client/build/static/media/*", "the dashboard web UI's fonts and images"),
         ("ray/dashboard/client/build/speedscope-*", "the dashboard's flame-graph viewer (speedscope)"),
         ("*.pyi", "type stubs: read by type checkers, never imported"),
+        ("ray/core/libjemalloc.so", "jemalloc, which Ray preloads into its raylet only when present "
+                                    "(ray/_private/services.py: JEMALLOC_SO): glibc's malloc serves a one-node smoke"),
     ],
     "pyarrow": [
         ("pyarrow/include/*", "C++ headers: building against Arrow only"),
