@@ -4,7 +4,7 @@
 # Ray 2.60 and of verl's requirements such a host lacks (the pins of
 # helpers/trainer/requirements.lock, minus helpers/offline/leaves-out.txt),
 # repacked (helpers/offline/repack_wheel.py: stored, stripped, Ray's Java jar,
-# RLlib and UI source maps and pyarrow's Flight/S3 left out, RECORD
+# RLlib and UI source maps and pyarrow's Flight/S3/Substrait/ORC left out, RECORD
 # rewritten), the tiny model and the GSM8K-shaped data (30 with
 # MVP_MODEL_SOURCE=tiny, MVP_GSM8K_SOURCE=synthetic), verl 0.9.1's tree and
 # this checkout (git archive HEAD: committed files only). Each part is its own

@@ -101,7 +101,7 @@ PY
   assert_output --partial "SKIP: installing the bundle (installed in $HOSTDIR/venv)"
 }
 
-@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and the tiny model load, the model through verl's own auto-class lookup" {
+@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and verl's own RLHFDataset (filter, collate) on a pyarrow without Substrait, and the tiny model load, the model through verl's own auto-class lookup" {
   local mvp=$HOSTDIR/mvp
   [[ -x $HOSTDIR/venv/bin/ray ]] || fail "no ray in the bundle's venv: the install test before this one failed"
   run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
