@@ -122,7 +122,8 @@ docs/scripts:
 # in one line where there is no GPU. BUNDLE=DIR installs an offline bundle
 # first. `make gpu-bundle` writes that bundle for an air-gapped GPU host that
 # has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY; it refuses above
-# 55 MiB; HOST_HAS=numpy,pandas leaves out what the host already has).
+# 55 MiB, the checkout's tracked files counted; HOST_HAS=numpy,pandas leaves
+# out what the host already has).
 PYTHON_VERSION ?= 3.12
 .PHONY: gpu-smoke gpu-bundle
 gpu-smoke:

@@ -15,6 +15,7 @@ import fnmatch
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,8 @@ PRUNE = {
         ("numpy/_core/lib/*", "static npymath library and pkg-config file: building against numpy only"),
         ("numpy/f2py/*", "the Fortran wrapper generator: building Fortran extensions only"),
         ("numpy/random/_examples/*", "examples of extending numpy.random (Cython, cffi, numba)"),
+        ("numpy/_core/_simd*", "numpy's SIMD test module (numpy/_core/_simd: its own tests only, never imported "
+                               "by numpy)"),
         ("*.pyi", "type stubs: read by type checkers, never imported"),
         ("*.pxd", "Cython declarations: building against numpy only"),
     ],
@@ -92,6 +95,8 @@ PRUNE = {
         ("ray/dashboard/client/build/static/media/*", "the dashboard web UI's fonts and images"),
         ("ray/dashboard/client/build/speedscope-*", "the dashboard's flame-graph viewer (speedscope)"),
         ("*.pyi", "type stubs: read by type checkers, never imported"),
+        ("ray/core/libjemalloc.so", "jemalloc, which Ray preloads into its raylet only when present "
+                                    "(ray/_private/services.py: JEMALLOC_SO): glibc's malloc serves a one-node smoke"),
     ],
     "pyarrow": [
         ("pyarrow/include/*", "C++ headers: building against Arrow only"),
@@ -104,8 +109,24 @@ PRUNE = {
         ("pyarrow/*.pxd", "Cython declarations: building against pyarrow only"),
         ("pyarrow/*.pxi", "Cython sources: building pyarrow only"),
         ("pyarrow/*.pyi", "type stubs: read by type checkers, never imported"),
+        ("pyarrow/*substrait*", "Substrait query plans (6 MB; pyarrow.dataset imports it only if present): "
+                                "the other libraries' link to it is removed (UNLINKED)"),
+        ("pyarrow/*orc*", "the ORC file format (pyarrow.dataset imports it only if present): the data is parquet"),
+        ("pyarrow/*parquet_encryption*", "Parquet Modular Encryption (imported only if present): the data is "
+                                         "not encrypted"),
+        ("pyarrow/_hdfs*", "the HDFS filesystem (imported only if present): data is on the shared root"),
+        ("pyarrow/_gcsfs*", "the Google Cloud Storage filesystem (imported only if present): data is on the "
+                            "shared root"),
+        ("pyarrow/_azurefs*", "the Azure Blob filesystem (imported only if present): data is on the shared root"),
     ],
 }
+# Libraries PRUNE leaves out that the wheel's other ELF files still name as
+# DT_NEEDED without taking a symbol from them (`nm -D --undefined-only`
+# against the library's `nm -D --defined-only`: pyarrow 26.0.1's lib.*.so,
+# libarrow_python and every _*.so but _substrait name libarrow_substrait and
+# use none of its symbols): the entry is removed from each, as `patchelf
+# --remove-needed` does, so the loader does not look for the library.
+UNLINKED = {"pyarrow": ("libarrow_substrait.so*",)}
 ELF_MAGIC = b"\x7fELF"
 
 
@@ -136,6 +157,46 @@ def stripped(data: bytes) -> bytes:
         os.unlink(fh.name)
 
 
+def without_needed(data: bytes, names) -> bytes:
+    """DATA, a 64-bit little-endian ELF file, without the DT_NEEDED entries
+    of its dynamic section whose library matches one of NAMES (fnmatch): the
+    later entries move up, DT_NULL fills the end; nothing else changes."""
+    if data[4:6] != b"\x02\x01":
+        return data
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    headers = [struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize) for i in range(phnum)]
+    dynamic = next(((off, size) for kind, _, off, _, _, size in headers if kind == 2), None)  # PT_DYNAMIC
+    if dynamic is None:
+        return data
+    entries = [struct.unpack_from("<qQ", data, dynamic[0] + 16 * i) for i in range(dynamic[1] // 16)]
+    strtab = next(value for tag, value in entries if tag == 5)  # DT_STRTAB, an address
+    base = next(off + strtab - addr for kind, _, off, addr, _, size in headers
+                if kind == 1 and addr <= strtab < addr + size)  # its PT_LOAD, to a file offset
+
+    def library(offset):
+        return data[base + offset:data.index(b"\0", base + offset)].decode()
+
+    kept = [(tag, value) for tag, value in entries
+            if tag != 1 or not any(fnmatch.fnmatch(library(value), n) for n in names)]  # DT_NEEDED
+    if len(kept) == len(entries):
+        return data
+    out = bytearray(data)
+    for i, (tag, value) in enumerate(kept + [(0, 0)] * (len(entries) - len(kept))):
+        struct.pack_into("<qQ", out, dynamic[0] + 16 * i, tag, value)
+    return bytes(out)
+
+
+def prepared(dist: str, path: str, data: bytes, strip: bool) -> bytes:
+    """A kept file as it goes into the repacked wheel: an ELF file stripped
+    (unless grafted) and without its DT_NEEDED on UNLINKED libraries."""
+    if data[:4] != ELF_MAGIC:
+        return data
+    if strip and not grafted(path):
+        data = stripped(data)
+    return without_needed(data, UNLINKED.get(dist, ()))
+
+
 def grafted(path: str) -> bool:
     """A library auditwheel copied into <name>.libs/ and rewrote with patchelf:
     strip breaks its program headers ("ELF load command address/offset not
@@ -164,9 +225,7 @@ def repack(wheel: str, out_dir: str, strip: bool) -> list:
             if why:
                 dropped.append((info.filename, why))
                 continue
-            data = src.read(info)
-            if strip and data[:4] == ELF_MAGIC and not grafted(info.filename):
-                data = stripped(data)
+            data = prepared(dist, info.filename, src.read(info), strip)
             copy = zipfile.ZipInfo(info.filename, date_time=info.date_time)
             copy.external_attr = info.external_attr
             dst.writestr(copy, data)

@@ -4,14 +4,15 @@
 # Ray 2.60 and of verl's requirements such a host lacks (the pins of
 # helpers/trainer/requirements.lock, minus helpers/offline/leaves-out.txt),
 # repacked (helpers/offline/repack_wheel.py: stored, stripped, Ray's Java jar,
-# RLlib and UI source maps and pyarrow's Flight/S3 left out, RECORD
+# RLlib and UI source maps and pyarrow's Flight/S3/Substrait/ORC left out, RECORD
 # rewritten), the tiny model and the GSM8K-shaped data (30 with
 # MVP_MODEL_SOURCE=tiny, MVP_GSM8K_SOURCE=synthetic), verl 0.9.1's tree and
 # this checkout (git archive HEAD: committed files only). Each part is its own
 # .tar.xz; one larger than --part-mib is split (.tar.xz.00, .01, ...; the
 # smoke joins them). MANIFEST.txt lists every file's size, every wheel, what
 # was left out and why; SHA256SUMS the parts. It refuses, keeping nothing,
-# when all of it together is larger than --max-mib.
+# when all of it together, with the checkout's tracked files counted as a
+# device transfer copies them (uncompressed), is larger than --max-mib.
 #
 # Usage: scripts/libexec/gpu_bundle.sh [--python 3.12] [--out DIR] [--part-mib 30]
 #          [--max-mib 55] [--xz 9e] [--wheel-cache DIR] [--host-has NAME,...] [--help]
@@ -146,8 +147,12 @@ pack() {
   fi
 }
 
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# manifest STAGE OUT VER: OUT/MANIFEST.txt; prints the bytes --max-mib
+# limits (the parts and the checkout's tracked files).
 manifest() {
-  local stage=$1 out=$2 ver=$3 f total=0 size
+  local stage=$1 out=$2 ver=$3 f total=0 size tracked
   {
     echo "# The offline GPU bundle for Python $ver, manylinux x86_64 (scripts/libexec/gpu_bundle.sh)"
     echo "# made $(date -u +%FT%TZ) from $(git -C "$MVP_REPO" rev-parse --short HEAD)"
@@ -158,7 +163,15 @@ manifest() {
       total=$((total + size))
       printf '%12d  %s\n' "$size" "${f##*/}"
     done
-    printf '%12d  total (%s MiB)\n' "$total" "$(awk -v b="$total" 'BEGIN { printf "%.1f", b / 1048576 }')"
+    printf '%12d  total (%s MiB)\n' "$total" "$(mib "$total")"
+    # A device transfer copies the checkout's tracked files as they are, beside
+    # the bundle; an air-gapped copy carries them in mvp-checkout.tar.xz. The
+    # limit counts both, so it holds either way.
+    tracked=$(git -C "$MVP_REPO" ls-tree -r -l HEAD | awk '{ s += $4 } END { print s + 0 }')
+    printf '%12d  the checkout'"'"'s tracked files, uncompressed (%s MiB): a device transfer copies them beside the bundle\n' \
+      "$tracked" "$(mib "$tracked")"
+    printf '%12d  in all with the checkout (%s MiB): what --max-mib limits\n' "$((total + tracked))" \
+      "$(mib $((total + tracked)))"
     echo "## wheels (bytes, repacked, uncompressed)"
     for f in "$stage"/wheels/*.whl; do printf '%12d  %s\n' "$(stat -c %s "$f")" "${f##*/}"; done
     echo "## left out of the wheels (helpers/offline/repack_wheel.py)"
@@ -168,7 +181,7 @@ manifest() {
     local name
     for name in ${HOST_HAS//,/ }; do printf '%-23s the GPU host has it (--host-has)\n' "$name"; done
   } >"$out/MANIFEST.txt"
-  echo "$total"
+  echo "$((total + tracked))"
 }
 
 main() {
@@ -215,12 +228,12 @@ main() {
   (cd "$work/out" && sha256sum -- *.tar.xz* >SHA256SUMS)
   sed -n '/^## parts/,/^## wheels/p' "$work/out/MANIFEST.txt" | sed '1d;$d' >&2
   if ((total > max * 1048576)); then
-    mvp::log::die "the bundle is $((total / 1048576)) MiB, more than --max-mib $max (parts above); name what the GPU host already has with --host-has (make gpu-bundle HOST_HAS=numpy,pandas,pyarrow), leave more out in helpers/offline/leaves-out.txt, or raise --max-mib"
+    mvp::log::die "the bundle with the checkout is $((total / 1048576)) MiB, more than --max-mib $max (parts above); name what the GPU host already has with --host-has (make gpu-bundle HOST_HAS=numpy,pandas,pyarrow), leave more out in helpers/offline/leaves-out.txt, or raise --max-mib"
   fi
   rm -rf "$out"
   mkdir -p "${out%/*}"
   mv "$work/out" "$out"
-  mvp::log::info "bundle for Python $ver: $out ($((total / 1024)) KiB in all, $((SECONDS - start)) s); MANIFEST.txt says what is in it and what was left out"
+  mvp::log::info "bundle for Python $ver: $out ($((total / 1024)) KiB with the checkout, $((SECONDS - start)) s); MANIFEST.txt says what is in it and what was left out"
   echo "$out"
 }
 

@@ -8,8 +8,9 @@
 # from this checkout's .venv); then Ray (pruned, stripped)
 # starts a real local cluster of its own, runs a task and a `ray job submit`
 # job (the dashboard's job API, whose web UI the bundle leaves out), and verl,
-# the hf rollout, the parquet data (through datasets, as verl reads it) and
-# the tiny model load from what the bundle put there.
+# the hf rollout, the parquet data (through datasets and verl's own
+# RLHFDataset, its filter and collate) and the tiny model load from what the
+# bundle put there, with pyarrow's pruned libraries gone.
 # The wheels are downloaded once into MVP_TEST_WHEEL_CACHE (default
 # .mvp/cache/gpu-bundle/wheels-cp311) from the configured package index.
 
@@ -74,12 +75,15 @@ setup() {
   (cd "$BUNDLE" && sha256sum --quiet -c SHA256SUMS)
 }
 
-@test "gpu bundle: MANIFEST names what it left out and why (Ray's jar, RLlib, source maps; pyarrow's Flight and S3; the lock's wandb, av, torch)" {
+@test "gpu bundle: MANIFEST names what it left out and why (Ray's jar, jemalloc, RLlib, source maps; pyarrow's Flight, S3 and Substrait; the lock's wandb, av, torch) and the size --max-mib limits" {
   local m=$BUNDLE/MANIFEST.txt
   grep -qE '^pruned	ray-2\.60\.0-cp311-[^	]*	[0-9]+ files	Ray.s Java worker' "$m"
   grep -qE '^pruned	ray-2\.60\.0-.*RLlib' "$m"
   grep -qE '^pruned	ray-2\.60\.0-.*source maps' "$m"
   grep -qE '^pruned	pyarrow-26\.0\.1-.*Arrow Flight' "$m"
+  grep -qE '^pruned	pyarrow-26\.0\.1-.*Substrait query plans' "$m"
+  grep -qE '^pruned	ray-2\.60\.0-.*jemalloc' "$m"
+  grep -qE '^ *[0-9]+  in all with the checkout \([0-9.]+ MiB\): what --max-mib limits$' "$m"
   grep -qE '^wandb +Weights' "$m"
   grep -qE '^av +PyAV' "$m"
   grep -qE '^torch +the GPU host' "$m"
@@ -124,7 +128,7 @@ PY
   assert_output --partial "SKIP: installing the bundle (installed in $HOSTDIR/venv)"
 }
 
-@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and the tiny model load, the model through verl's own auto-class lookup" {
+@test "gpu smoke's venv from the bundle: Ray (stripped, pruned) runs a cluster of its own, a task and a ray job submit job (the dashboard's job API); verl, the hf rollout, the parquet data through datasets and verl's own RLHFDataset (filter, collate) on a pyarrow without Substrait, and the tiny model load, the model through verl's own auto-class lookup" {
   local mvp=$HOSTDIR/mvp
   [[ -x $HOSTDIR/venv/bin/ray ]] || fail "no ray in the bundle's venv: the install test before this one failed"
   run env -u PYTHONPATH PYTHONPATH="$mvp/.mvp/cache/verl-0.9.1:$mvp/helpers/verl_cpu" RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 \
@@ -173,6 +177,12 @@ print("train rows", pq.read_table(os.path.join(shared, "datasets/gsm8k/train.par
 import datasets  # verl's RLHFDataset reads its parquet this way (verl/utils/dataset/rl_dataset.py)
 rows = datasets.load_dataset("parquet", data_files=os.path.join(shared, "datasets/gsm8k/train.parquet"))["train"]
 print("datasets rows", len(rows), "columns", "prompt" in rows.column_names)
+# pyarrow without its Substrait library (left out, its DT_NEEDED removed).
+try:
+    import pyarrow.substrait  # noqa: F401
+    print("pyarrow.substrait present")
+except ImportError:
+    print("pyarrow.substrait left out")
 from transformers import AutoConfig, AutoTokenizer
 from verl.utils.model import get_hf_auto_model_class
 model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
@@ -181,6 +191,14 @@ model_dir = os.path.join(shared, "common/models/mvp-tiny/qwen2")
 model = get_hf_auto_model_class(AutoConfig.from_pretrained(model_dir)).from_pretrained(model_dir)
 tokens = AutoTokenizer.from_pretrained(model_dir)("Natalia sold clips")["input_ids"]
 print("model", type(model).__name__, "tokens", len(tokens) > 0)
+# verl's RLHFDataset itself: load_dataset, the over-long-prompt filter
+# (datasets' filter, pyarrow compute), a row and its collation.
+from omegaconf import OmegaConf
+from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+data = RLHFDataset(data_files=[os.path.join(shared, "datasets/gsm8k/train.parquet")], tokenizer=AutoTokenizer.from_pretrained(model_dir),
+                   config=OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 512, "filter_overlong_prompts": True}))
+batch = collate_fn([data[0], data[1]])
+print("rlhf rows", len(data), "raw_prompt", len(batch["raw_prompt"]), "dummy_tensor", tuple(batch["dummy_tensor"].shape))
 PY
   assert_success
   assert_line "ray task 49"
@@ -190,4 +208,6 @@ PY
   assert_line --regexp '^train rows [1-9][0-9]*$'
   assert_line --regexp '^datasets rows [1-9][0-9]* columns True$'
   assert_line "model Qwen2ForCausalLM tokens True"
+  assert_line "pyarrow.substrait left out"
+  assert_line --regexp '^rlhf rows [1-9][0-9]* raw_prompt 2 dummy_tensor \(2, 1\)$'
 }

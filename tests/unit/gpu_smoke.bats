@@ -60,3 +60,96 @@ JSON
   assert_failure 1
   [[ $stderr == "ERROR: --report $BATS_TEST_TMPDIR/bad.json: not the JSON of 51_logs.sh ID --steps --json (a list of steps)" ]]
 }
+
+# A wheel named like pyarrow's, holding this venv's own libarrow_python (which
+# names libarrow_substrait as DT_NEEDED, using none of its symbols) and the
+# files PRUNE leaves out or must keep.
+plant_pyarrow_wheel() {
+  local dir=$1 src=$2
+  "$MVP_REPO/.venv/bin/python" - "$dir" "$src" <<'PY'
+import os, sys, zipfile
+dir, src = sys.argv[1:]
+files = {f"pyarrow/{n}": b"x" for n in (
+    "libarrow_substrait.so.2600", "_substrait.cpython-311-x86_64-linux-gnu.so", "substrait.py",
+    "_orc.cpython-311-x86_64-linux-gnu.so", "_dataset_orc.cpython-311-x86_64-linux-gnu.so", "orc.py",
+    "_parquet_encryption.cpython-311-x86_64-linux-gnu.so", "libarrow_python_parquet_encryption.so.2600",
+    "_hdfs.cpython-311-x86_64-linux-gnu.so", "_gcsfs.cpython-311-x86_64-linux-gnu.so",
+    "_azurefs.cpython-311-x86_64-linux-gnu.so",
+    # kept: what datasets and verl's RLHFDataset load
+    "_parquet.cpython-311-x86_64-linux-gnu.so", "_dataset_parquet.cpython-311-x86_64-linux-gnu.so",
+    "libarrow_dataset.so.2600", "libarrow_compute.so.2600", "parquet/core.py", "fs.py")}
+files["pyarrow/libarrow_python.so.2600"] = open(os.path.join(src, "libarrow_python.so.2600"), "rb").read()
+with zipfile.ZipFile(os.path.join(dir, "pyarrow-26.0.1-cp311-cp311-manylinux_2_28_x86_64.whl"), "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+    z.writestr("pyarrow-26.0.1.dist-info/RECORD", "".join(f"{n},,\n" for n in files))
+PY
+}
+
+@test "gpu bundle repack: pyarrow's Substrait, ORC, Parquet encryption and HDFS/GCS/Azure go with their reasons, what datasets loads stays, and libarrow_python loads without libarrow_substrait (the unedited one does not)" {
+  local py=$MVP_REPO/.venv/bin/python src lib
+  src=$("$py" -c 'import os, pyarrow; print(os.path.dirname(pyarrow.__file__))')
+  [[ -f $src/libarrow_python.so.2600 ]] || fail "no pyarrow 26 in .venv: run make setup"
+  mkdir "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/out"
+  plant_pyarrow_wheel "$BATS_TEST_TMPDIR/in" "$src"
+  run "$py" "$MVP_REPO/helpers/offline/repack_wheel.py" --no-strip "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR"/in/*.whl
+  assert_success
+  assert_line --regexp '^pruned	pyarrow-26\.0\.1-[^	]*	3 files	Substrait query plans'
+  assert_line --regexp '^pruned	pyarrow-.*	3 files	the ORC file format'
+  assert_line --regexp '^pruned	pyarrow-.*	2 files	Parquet Modular Encryption'
+  assert_line --regexp '^pruned	pyarrow-.*	1 files	the HDFS filesystem'
+  assert_line --regexp '^pruned	pyarrow-.*	1 files	the Google Cloud Storage filesystem'
+  assert_line --regexp '^pruned	pyarrow-.*	1 files	the Azure Blob filesystem'
+  run unzip -Z1 "$BATS_TEST_TMPDIR"/out/*.whl
+  assert_success
+  local kept
+  for kept in _parquet.cpython-311-x86_64-linux-gnu.so _dataset_parquet.cpython-311-x86_64-linux-gnu.so \
+    libarrow_dataset.so.2600 libarrow_compute.so.2600 parquet/core.py fs.py libarrow_python.so.2600; do
+    assert_line "pyarrow/$kept"
+  done
+  refute_output --partial substrait.
+  refute_output --partial orc
+  refute_output --partial encryption
+  # The loader, in a directory holding pyarrow's libraries but libarrow_substrait
+  # (libarrow_python's RUNPATH is $ORIGIN): the repacked one loads, the original does not.
+  lib=$BATS_TEST_TMPDIR/lib
+  mkdir "$lib"
+  for kept in "$src"/lib*.so.2600; do [[ $kept == *substrait* ]] || ln -s "$kept" "$lib/"; done
+  rm "$lib/libarrow_python.so.2600"
+  unzip -q -o "$BATS_TEST_TMPDIR"/out/*.whl pyarrow/libarrow_python.so.2600 -d "$BATS_TEST_TMPDIR/x"
+  cp "$BATS_TEST_TMPDIR/x/pyarrow/libarrow_python.so.2600" "$lib/"
+  run "$py" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]); print("loaded")' "$lib/libarrow_python.so.2600"
+  assert_success
+  assert_output loaded
+  cp "$src/libarrow_python.so.2600" "$lib/original.so"
+  run "$py" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$lib/original.so"
+  assert_failure
+  assert_output --partial "libarrow_substrait.so.2600: cannot open shared object file"
+}
+
+@test "gpu bundle repack: numpy's _simd test module and Ray's jemalloc go with their reasons; numpy's core and Ray's raylet stay" {
+  mkdir "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/out"
+  "$MVP_REPO/.venv/bin/python" - "$BATS_TEST_TMPDIR/in" <<'PY'
+import os, sys, zipfile
+for wheel, names in (("numpy-2.5.5-cp312-cp312-manylinux_2_28_x86_64.whl", (
+        "numpy/_core/_simd.cpython-312-x86_64-linux-gnu.so", "numpy/_core/_multiarray_umath.cpython-312-x86_64-linux-gnu.so")),
+        ("ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl", (
+        "ray/core/libjemalloc.so", "ray/core/src/ray/raylet/raylet", "ray/_raylet.so"))):
+    dist = "-".join(wheel.split("-")[:2])
+    with zipfile.ZipFile(os.path.join(sys.argv[1], wheel), "w") as z:
+        for name in names:
+            z.writestr(name, b"x")
+        z.writestr(f"{dist}.dist-info/RECORD", "".join(f"{n},,\n" for n in names))
+PY
+  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/helpers/offline/repack_wheel.py" --no-strip "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR"/in/*.whl
+  assert_success
+  assert_line --regexp "^pruned	numpy-2\.5\.5-[^	]*	1 files	numpy's SIMD test module"
+  assert_line --regexp '^pruned	ray-2\.60\.0-[^	]*	1 files	jemalloc, which Ray preloads'
+  run unzip -Z1 "$BATS_TEST_TMPDIR"/out/numpy-*.whl
+  assert_line "numpy/_core/_multiarray_umath.cpython-312-x86_64-linux-gnu.so"
+  refute_line "numpy/_core/_simd.cpython-312-x86_64-linux-gnu.so"
+  run unzip -Z1 "$BATS_TEST_TMPDIR"/out/ray-*.whl
+  assert_line "ray/core/src/ray/raylet/raylet"
+  assert_line "ray/_raylet.so"
+  refute_line "ray/core/libjemalloc.so"
+}
