@@ -104,6 +104,56 @@ raylet_pid() {
   assert_success
 }
 
+# The freezer cgroup a test put a node's init in, thawed and removed after the
+# test, pass or fail (a frozen init would hold the next tests and the teardown).
+teardown() {
+  local fz
+  fz=$(cat "$BATS_TEST_TMPDIR/freezer" 2>/dev/null) || return 0
+  echo THAWED >"$fz/freezer.state" 2>/dev/null
+  mvp_wait_until 30 "the freezer cgroup $fz to empty" test ! -s "$fz/cgroup.procs" && rmdir "$fz"
+}
+
+# pending_kill_not_exiting PID: a SIGKILL is pending for PID (bit 0x100 of
+# SigPnd or ShdPnd) and the kernel has not marked it exiting yet (PF_EXITING,
+# 0x4 in /proc/PID/stat's flags): the window a check of PF_EXITING alone misses.
+pending_kill_not_exiting() {
+  local line pending=0 stat
+  local -a f
+  while read -r line; do
+    [[ $line == SigPnd:* || $line == ShdPnd:* ]] && ((16#${line##*[[:space:]]} & 0x100)) && pending=1
+  done <"/proc/$1/status"
+  stat=$(<"/proc/$1/stat")
+  read -ra f <<<"${stat##*) }"
+  ((pending == 1 && (f[6] & 4) == 0))
+}
+
+@test "a worker whose init has a SIGKILL pending and not yet acted on (held so by the cgroup v1 freezer, as a loaded host holds it for a moment) is down, not up: 21 waits for it to go and brings the node and its Ray back" {
+  local node=mvp11-ray-worker-1 init fz=/sys/fs/cgroup/freezer/mvp-test-$$-$BATS_TEST_NUMBER old_id
+  [[ -w /sys/fs/cgroup/freezer ]] || fail "no writable cgroup v1 freezer at /sys/fs/cgroup/freezer: this test holds a SIGKILL pending with it"
+  init=$(<"$MVP_STATE_DIR/nodes/$node/init.pid")
+  old_id=$(nodes_json | jq -r --arg ip "$MVP_TEST_NET.4" '.[] | select(.node_ip == $ip) | .node_id')
+  mkdir "$fz"
+  echo "$fz" >"$BATS_TEST_TMPDIR/freezer"
+  echo "$init" >"$fz/cgroup.procs"
+  echo FROZEN >"$fz/freezer.state"
+  mvp_wait_until 10 "$node's init frozen" grep -qx FROZEN "$fz/freezer.state"
+  kill -KILL "$init"
+  pending_kill_not_exiting "$init"
+  "$MVP_REPO/scripts/21_start_workers.sh" >"$BATS_TEST_TMPDIR/21.out" 2>"$BATS_TEST_TMPDIR/21.err" &
+  local starter=$! rc=0
+  # Taken for up, the node would be SKIPped (its raylet still runs) and never named here.
+  mvp_wait_until 60 "21 to find $node down" grep -q "bringing back worker node(s) that are down: $node$" "$BATS_TEST_TMPDIR/21.err" || rc=1
+  echo THAWED >"$fz/freezer.state"
+  wait "$starter" || rc=$?
+  cat "$BATS_TEST_TMPDIR/21.err"
+  ((rc == 0))
+  grep -q "starting node $node$" "$BATS_TEST_TMPDIR/21.err"
+  grep -q "starting the Ray worker on $node " "$BATS_TEST_TMPDIR/21.err"
+  [[ ! -e /proc/$init ]]
+  run nodes_json
+  jq -e --arg old "$old_id" --arg ip "$MVP_TEST_NET.4" '[.[] | select(.node_ip == $ip)] | length == 1 and .[0].node_id != $old' <<<"$output"
+}
+
 @test "02_down.sh ends every process in the nodes' namespaces; a second run is a SKIP" {
   local pids
   pids=$(mvp_node_processes)
