@@ -62,7 +62,7 @@ runtime_env() {
   jq -e '.resolved.env_var_names | map(select(test("^(TENSORBOARD|MLFLOW|WANDB|SWANLAB|VERL_FILE)_"))) == []' <<<"$output"
 }
 
-@test "tracking: every backend writes into <job dir>/tracking (TENSORBOARD_DIR, an MLflow file store, WANDB_DIR, SWANLAB_LOG_DIR, VERL_FILE_LOGGER_ROOT), as verl 0.9.1 reads them" {
+@test "tracking: every backend writes into <job dir>/tracking (TENSORBOARD_DIR, an MLflow file store, WANDB_DIR, SWANLAB_LOG_DIR, VERL_FILE_LOGGER_ROOT), as verl 0.9.1 reads them; SWANLAB_MODE=offline for swanlab with no key nor mode of its own" {
   run check "" -- "${PPO[@]}" "trainer.logger=[console,tensorboard,mlflow,wandb,swanlab,file]"
   assert_success
   local jd
@@ -70,6 +70,15 @@ runtime_env() {
   runtime_env | jq -e --arg t "$jd/tracking" '.env_vars | .TENSORBOARD_DIR == "\($t)/tensorboard"
     and .MLFLOW_TRACKING_URI == "file://\($t | gsub(" "; "%20"))/mlruns" and .MLFLOW_ALLOW_FILE_STORE == "true"
     and .WANDB_DIR == $t and .SWANLAB_LOG_DIR == "\($t)/swanlog" and .VERL_FILE_LOGGER_ROOT == "\($t)/file"'
+  # swanlab with no key: offline, unless the job sets SWANLAB_MODE or has SWANLAB_API_KEY (then verl's cloud).
+  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "offline"'
+  run check "env_vars: {SWANLAB_MODE: cloud}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
+  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "cloud"'
+  run check "env_vars: {SWANLAB_API_KEY: sk-test}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
+  assert_success
+  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
+  run check "" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
+  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
   # Only the backends named get their variables.
   run check "" -- "${PPO[@]}" "trainer.logger=[console,tensorboard]"
   jq -e '.resolved.env_var_names | map(select(test("^(TENSORBOARD|MLFLOW|WANDB|SWANLAB|VERL_FILE)_"))) == ["TENSORBOARD_DIR"]' <<<"$output"
@@ -179,27 +188,14 @@ swan() {
 
 @test "tracking: swanlab without the runbook's variables (planted): verl 0.9.1 writes ./swanlog in the working directory (tracking.py:137) and, in its default cloud mode with no key, swanlab.init fails (no login prompt without a TTY) instead of logging" {
   local jd="$BATS_TEST_TMPDIR/jobs/job-1"
-  run swan run "$SNAP" "$jd" bare
+  run swan run "$SNAP" "$jd" bare swanlab
   assert_failure 1
   assert_output --partial "Failed to initialize SwanLab in online mode: no TTY is available for interactive login"
   [ ! -e "$jd/tracking" ]
   # Offline but no SWANLAB_LOG_DIR: the run lands in the working directory, not the job's.
   mkdir -p "$BATS_TEST_TMPDIR/cwd"
   (cd "$BATS_TEST_TMPDIR/cwd" && SWANLAB_MODE=offline HOME="$BATS_TEST_TMPDIR/home" timeout 60 unshare -rn \
-    "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/swanlab_run.py" run "$SNAP" "$jd" bare </dev/null >/dev/null 2>&1)
+    "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/swanlab_run.py" run "$SNAP" "$jd" bare swanlab </dev/null >/dev/null 2>&1)
   compgen -G "$BATS_TEST_TMPDIR/cwd/swanlog/run-*/run-*.swanlab" >/dev/null
   [ ! -e "$jd/tracking" ]
-}
-
-@test "tracking: the runbook sets SWANLAB_MODE=offline only for a swanlab job with neither SWANLAB_API_KEY nor SWANLAB_MODE of its own" {
-  run check "" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
-  assert_success
-  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "offline"'
-  run check "env_vars: {SWANLAB_MODE: cloud}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
-  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "cloud"'
-  run check "env_vars: {SWANLAB_API_KEY: sk-test}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
-  assert_success
-  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
-  run check "" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
-  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
 }
