@@ -125,7 +125,7 @@ def job_env(names: list, job_dir: Path, first: str) -> dict:
         # WANDB_DIR (else ./wandb), WANDB_RUN_ID and WANDB_RESUME from the environment.
         env.update(WANDB_DIR=str(out), WANDB_RUN_ID=wandb_run_id(first), WANDB_RESUME="allow")
     if "swanlab" in names:
-        # tracking.py:137: SWANLAB_LOG_DIR, else swanlog in the cwd.
+        # tracking.py:137: SWANLAB_LOG_DIR, else swanlog in the cwd (its mode: apply).
         env["SWANLAB_LOG_DIR"] = str(out / "swanlog")
     if "file" in names:
         # tracking.py:534-539: VERL_FILE_LOGGER_PATH, else VERL_FILE_LOGGER_ROOT (else .)/<project>/<experiment>.jsonl.
@@ -140,6 +140,10 @@ def apply(overrides: dict, env: dict, job_dir: Path, first: str, code_path: Path
     ours = job_env(names, job_dir, first)
     if "MLFLOW_TRACKING_URI" in env:  # the user's server or store: MLflow's file-store switch is theirs too
         ours.pop("MLFLOW_ALLOW_FILE_STORE", None)
+    if "swanlab" in names and "SWANLAB_API_KEY" not in env:
+        # tracking.py:138-140: SWANLAB_MODE, else "cloud", which with no key (no swanlab.login)
+        # fails in swanlab.init; offline writes the run into SWANLAB_LOG_DIR alone (`swanlab sync` uploads it).
+        ours["SWANLAB_MODE"] = "offline"
     for name, value in ours.items():
         env.setdefault(name, value)
     _warn_keyless(names, env)

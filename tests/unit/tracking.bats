@@ -62,7 +62,7 @@ runtime_env() {
   jq -e '.resolved.env_var_names | map(select(test("^(TENSORBOARD|MLFLOW|WANDB|SWANLAB|VERL_FILE)_"))) == []' <<<"$output"
 }
 
-@test "tracking: every backend writes into <job dir>/tracking (TENSORBOARD_DIR, an MLflow file store, WANDB_DIR, SWANLAB_LOG_DIR, VERL_FILE_LOGGER_ROOT), as verl 0.9.1 reads them" {
+@test "tracking: every backend writes into <job dir>/tracking (TENSORBOARD_DIR, an MLflow file store, WANDB_DIR, SWANLAB_LOG_DIR, VERL_FILE_LOGGER_ROOT), as verl 0.9.1 reads them; SWANLAB_MODE=offline for swanlab with no key nor mode of its own" {
   run check "" -- "${PPO[@]}" "trainer.logger=[console,tensorboard,mlflow,wandb,swanlab,file]"
   assert_success
   local jd
@@ -70,6 +70,15 @@ runtime_env() {
   runtime_env | jq -e --arg t "$jd/tracking" '.env_vars | .TENSORBOARD_DIR == "\($t)/tensorboard"
     and .MLFLOW_TRACKING_URI == "file://\($t | gsub(" "; "%20"))/mlruns" and .MLFLOW_ALLOW_FILE_STORE == "true"
     and .WANDB_DIR == $t and .SWANLAB_LOG_DIR == "\($t)/swanlog" and .VERL_FILE_LOGGER_ROOT == "\($t)/file"'
+  # swanlab with no key: offline, unless the job sets SWANLAB_MODE or has SWANLAB_API_KEY (then verl's cloud).
+  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "offline"'
+  run check "env_vars: {SWANLAB_MODE: cloud}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
+  runtime_env | jq -e '.env_vars.SWANLAB_MODE == "cloud"'
+  run check "env_vars: {SWANLAB_API_KEY: sk-test}" -- "${PPO[@]}" "trainer.logger=[console,swanlab]"
+  assert_success
+  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
+  run check "" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
+  jq -e '.resolved.env_var_names | index("SWANLAB_MODE") == null' <<<"$output"
   # Only the backends named get their variables.
   run check "" -- "${PPO[@]}" "trainer.logger=[console,tensorboard]"
   jq -e '.resolved.env_var_names | map(select(test("^(TENSORBOARD|MLFLOW|WANDB|SWANLAB|VERL_FILE)_"))) == ["TENSORBOARD_DIR"]' <<<"$output"
@@ -151,4 +160,42 @@ a_job() {
   run check "env_vars: {WANDB_MODE: offline}" -- "${PPO[@]}" "trainer.logger=[console,wandb]"
   run grep -q "has no WANDB_API_KEY" "$BATS_TEST_TMPDIR/err"
   assert_failure 1
+}
+
+# swan RUN_ARGS...: tests/test_helper/swanlab_run.py with no network (a new,
+# empty network namespace: swanlab cannot reach its cloud, so a login attempt
+# fails rather than uploads), a HOME of its own, from a working directory of
+# its own ($BATS_TEST_TMPDIR/cwd), bounded so that a hang fails the test.
+swan() {
+  mkdir -p "$BATS_TEST_TMPDIR/cwd" "$BATS_TEST_TMPDIR/home"
+  (cd "$BATS_TEST_TMPDIR/cwd" && env -u SWANLAB_MODE -u SWANLAB_LOG_DIR -u SWANLAB_API_KEY HOME="$BATS_TEST_TMPDIR/home" \
+    timeout 60 unshare -rn "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/swanlab_run.py" "$@" </dev/null)
+}
+
+@test "tracking: swanlab with no key and no network: verl 0.9.1's own Tracking logs steps 1-3 offline into <job dir>/tracking/swanlog (SWANLAB_MODE=offline, as the runbook sets it), read back from swanlab's run file" {
+  local jd="$BATS_TEST_TMPDIR/jobs/job-1" runs
+  run swan run "$SNAP" "$jd" runbook
+  assert_success
+  runs=("$jd"/tracking/swanlog/run-*/run-*.swanlab)
+  [ "${#runs[@]}" -eq 1 ] && [ -f "${runs[0]}" ]
+  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/swanlab_run.py" read "${runs[0]}"
+  assert_success
+  assert_output "$(printf '1 score 0.1\n2 score 0.2\n3 score 0.3\nfinished')"
+  # Nothing landed in the worker's working directory.
+  run ls -A "$BATS_TEST_TMPDIR/cwd"
+  assert_output ""
+}
+
+@test "tracking: swanlab without the runbook's variables (planted): verl 0.9.1 writes ./swanlog in the working directory (tracking.py:137) and, in its default cloud mode with no key, swanlab.init fails (no login prompt without a TTY) instead of logging" {
+  local jd="$BATS_TEST_TMPDIR/jobs/job-1"
+  run swan run "$SNAP" "$jd" bare swanlab
+  assert_failure 1
+  assert_output --partial "Failed to initialize SwanLab in online mode: no TTY is available for interactive login"
+  [ ! -e "$jd/tracking" ]
+  # Offline but no SWANLAB_LOG_DIR: the run lands in the working directory, not the job's.
+  mkdir -p "$BATS_TEST_TMPDIR/cwd"
+  (cd "$BATS_TEST_TMPDIR/cwd" && SWANLAB_MODE=offline HOME="$BATS_TEST_TMPDIR/home" timeout 60 unshare -rn \
+    "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/swanlab_run.py" run "$SNAP" "$jd" bare swanlab </dev/null >/dev/null 2>&1)
+  compgen -G "$BATS_TEST_TMPDIR/cwd/swanlog/run-*/run-*.swanlab" >/dev/null
+  [ ! -e "$jd/tracking" ]
 }
