@@ -54,8 +54,13 @@ setup() {
   assert_output "ERROR: unknown argument '--jsonn'; see --help"
 }
 
-@test "trainer venv: CI's rule (MVP_TORCH_CPU_ONLY=1): a CUDA package (nvidia-*, triton) in it fails the install with one line; the real venv has none" {
+@test "trainer venv: CI's rule (MVP_TORCH_CPU_ONLY=1): a CUDA package (nvidia-*, triton) in it fails the install with one line; nvidia-ml-py (NVML bindings, swanlab's) does not; the real venv has none" {
   run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/helpers/trainer/no_cuda.py"
+  assert_success
+  mkdir -p "$BATS_TEST_TMPDIR/nvml/nvidia_ml_py-13.615.71.dist-info"
+  printf 'Metadata-Version: 2.1\nName: nvidia-ml-py\nVersion: 13.615.71\n' \
+    >"$BATS_TEST_TMPDIR/nvml/nvidia_ml_py-13.615.71.dist-info/METADATA"
+  PYTHONPATH=$BATS_TEST_TMPDIR/nvml run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/helpers/trainer/no_cuda.py"
   assert_success
   # An installed distribution is a dist-info directory on sys.path: one of CUDA's, made here.
   mkdir -p "$BATS_TEST_TMPDIR/site/nvidia_cublas_cu12-12.8.0.dist-info"
