@@ -169,6 +169,19 @@ mvp_real_verl_snapshot() {
   cp "$facts"/*.json "$SHARED_ROOT/common/code/preflight/"
 }
 
+# mvp_check_root MODEL PREFLIGHT DATA: $SHARED_ROOT as `submit --check-only`
+# reads it: real verl 0.9.1 as snapshot codeA (its marker and manifest, the
+# preflight facts from PREFLIGHT), a model under common/models/MODEL and the
+# GSM8K parquet (made once in DATA). Sets SNAP to the snapshot's directory.
+mvp_check_root() {
+  SNAP="$SHARED_ROOT/common/code/verl/codeA"
+  mvp_real_verl_snapshot "$SNAP" "$2"
+  echo 'MARKER = "codeA"' >"$SNAP/mvp_marker.py"
+  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$SNAP/MANIFEST.json"
+  mvp_model_files "$SHARED_ROOT/common/models/$1"
+  mvp_dataset_files "$SHARED_ROOT" "$3"
+}
+
 # mvp_dashboard_get PATH: GET PATH from the test cluster's dashboard.
 mvp_dashboard_get() { curl -fsS "$MVP_DASHBOARD$1"; }
 

@@ -14,13 +14,8 @@ setup() {
   load ../test_helper/common
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_DASHBOARD_URL=http://127.0.0.1:1 CODE_ID="" MVP_JOB_ENV_NAMES="" MVP_TRAINER_PROFILE=gpu MVP_CLUSTER_NAME=unit MVP_LOG_SYNC_SECONDS=30 MVP_STOP_AT_STEP=""
-  local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$SHARED_ROOT/common/models/m" "$SHARED_ROOT/datasets/gsm8k" "$SHARED_ROOT/user/code"
-  mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
-  echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
-  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
-  mvp_model_files "$SHARED_ROOT/common/models/m"
-  mvp_dataset_files "$SHARED_ROOT" "$BATS_FILE_TMPDIR/data"
+  mkdir -p "$SHARED_ROOT/user/code"
+  mvp_check_root m "$BATS_FILE_TMPDIR/preflight" "$BATS_FILE_TMPDIR/data"
   printf 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n' \
     >"$SHARED_ROOT/user/code/reward.py"
   cat >"$BATS_TEST_TMPDIR/base.yaml" <<'YAML'

@@ -19,14 +19,7 @@ setup() {
   [[ -f $SCHEMAS/ray.io_rayjobs.yaml ]] || { echo "KubeRay CRDs not found; set MVP_TEST_SCHEMAS" >&2; return 1; }
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=local
   export SHARED_ROOT="$BATS_TEST_TMPDIR/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4 CODE_ID=""
-  local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct" "$SHARED_ROOT/datasets/gsm8k" \
-    "$SHARED_ROOT/datasets/gsm8k_sft"
-  mvp_real_verl_snapshot "$snap" "$BATS_FILE_TMPDIR/preflight"
-  echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
-  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
-  mvp_model_files "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct"
-  mvp_dataset_files "$SHARED_ROOT" "$BATS_FILE_TMPDIR/data"
+  mvp_check_root Qwen/Qwen2.5-0.5B-Instruct "$BATS_FILE_TMPDIR/preflight" "$BATS_FILE_TMPDIR/data"
 }
 
 render() { "$MVP_REPO/scripts/71_render_kuberay.sh" "$@" 2>/dev/null; }

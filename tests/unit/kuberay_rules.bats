@@ -33,14 +33,7 @@ kuberay_env() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env MVP_RUNTIME=local
   export SHARED_ROOT="$1/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4 CODE_ID=""
   [[ -d $SHARED_ROOT ]] && return 0
-  local snap="$SHARED_ROOT/common/code/verl/codeA"
-  mkdir -p "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct" "$SHARED_ROOT/datasets/gsm8k" \
-    "$SHARED_ROOT/datasets/gsm8k_sft"
-  mvp_real_verl_snapshot "$snap" "$1/preflight"
-  echo 'MARKER = "codeA"' >"$snap/mvp_marker.py"
-  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
-  mvp_model_files "$SHARED_ROOT/common/models/Qwen/Qwen2.5-0.5B-Instruct"
-  mvp_dataset_files "$SHARED_ROOT" "$1/data"
+  mvp_check_root Qwen/Qwen2.5-0.5B-Instruct "$1/preflight" "$1/data"
 }
 
 # plant FILE KIND 'PYTHON': the ported rules' answer on FILE's KIND document
