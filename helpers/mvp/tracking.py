@@ -6,11 +6,10 @@ unless the job's own environment says otherwise; a W&B run goes on across a
 chain of resumptions. Keys (WANDB_API_KEY, ...) are private variables by
 their names (redact.is_secret): nothing here touches them."""
 import hashlib
-import json
 import re
 from pathlib import Path
 
-from . import log
+from . import ckpt_keep, log
 from .errors import MvpError
 
 KEY = "trainer.logger"
@@ -89,20 +88,11 @@ def wandb_run_id(chain_first: str) -> str:
 
 def chain_first(jobs: Path, submission_id: str, resumed_from: str) -> str:
     """The first job of the chain this job continues: resumed_from
-    ("JOB/global_step_N", from --resume-from or --retry) followed back
-    through each job's config/job_spec.json; the job itself when it resumes
-    nothing."""
-    first, seen = submission_id, {submission_id}
-    job = resumed_from.partition("/")[0]
-    while job and job not in seen:
-        seen.add(job)
-        first = job
-        try:
-            resolved = json.loads((jobs / job / "config" / "job_spec.json").read_text(encoding="utf-8"))["resolved"]
-        except (OSError, ValueError, KeyError, TypeError):
-            break
-        job = str(resolved.get("resumed_from") or "").partition("/")[0]
-    return first
+    ("JOB/global_step_N", from --resume-from or --retry) followed back as
+    max_ckpt_to_keep follows it (ckpt_keep.chain_back); the job itself when
+    it resumes nothing."""
+    before = resumed_from.partition("/")[0]
+    return ckpt_keep.chain_back(jobs, before)[-1] if before else submission_id
 
 
 def job_env(names: list, job_dir: Path, first: str) -> dict:
