@@ -34,15 +34,20 @@ help:
 # The demo's system packages are checked, never installed (one ERROR line
 # names what is missing and the command); the venv .venv/ and the real verl
 # tree need no root.
+SETUP_STEPS = scripts/libexec/system_packages.sh demo && scripts/12_install_py_deps.sh --runtime local && \
+  tests/fixtures/real_verl.sh
 setup:
-	@scripts/libexec/system_packages.sh demo
-	@scripts/12_install_py_deps.sh --runtime local
-	@tests/fixtures/real_verl.sh
+	@$(SETUP_STEPS)
 
-# The tiers' Debian packages first (they include the demo's), then setup.
+# The demo's Debian packages first (what the venv's build needs), then the
+# tiers' other packages (apt: mostly download and unpack) beside setup (pip:
+# the same) rather than before it: on a fresh machine the two waits overlap.
+# (setup's steps by name, not $(MAKE) setup: make runs a line naming $(MAKE)
+# even under --dry-run, and this one installs.)
 setup-tests:
-	@scripts/libexec/system_packages.sh tests
-	@$(MAKE) --no-print-directory setup
+	@scripts/libexec/system_packages.sh tests-demo
+	@scripts/libexec/system_packages.sh tests & apt=$$!; \
+	  { $(SETUP_STEPS); }; rc=$$?; wait $$apt || rc=1; exit $$rc
 	@source scripts/lib/common.sh && mvp::retry::download "pip install -r tests/requirements.txt" \
 	  .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 

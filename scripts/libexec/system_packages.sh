@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # system_packages.sh: the system packages of `make demo` and of `make test`.
 #
-# Usage: scripts/libexec/system_packages.sh demo|tests [--help]
+# Usage: scripts/libexec/system_packages.sh demo|tests|tests-demo [--help]
 #   demo   checks that what the demo runs is here (Python 3.10-3.13 with venv,
 #          jq, util-linux, procps, git); when something is missing, prints one
 #          ERROR line naming the packages and the command that installs them,
 #          and installs nothing. Any user; starts nothing.
+#   tests-demo  as tests, for the demo's packages alone (DEMO_PACKAGES: what
+#          the venv's build needs), so that make setup-tests can build the
+#          venv while the rest of the tiers' packages install beside it
 #   tests  the test tiers' Debian packages (TEST_PACKAGES): as root, installs
 #          those missing (apt-get, tried again with backoff); otherwise one
 #          ERROR line with the command. Some of them (slurmd, munge,
@@ -24,7 +27,8 @@ DEMO_NEEDS=(python3:python3 jq:jq unshare:util-linux nsenter:util-linux flock:ut
 # The test tiers. chromium renders the nightly report in a test; GNU parallel
 # is what `bats --jobs` needs (tests/run: the unit tier two files at a time).
 # The demo's own come first: make setup-tests runs make setup after it.
-TEST_PACKAGES=(python3-venv jq util-linux procps git)
+DEMO_PACKAGES=(python3-venv jq util-linux procps git)
+TEST_PACKAGES=("${DEMO_PACKAGES[@]}")
 TEST_PACKAGES+=(bats parallel bats-support bats-assert shellcheck curl chromium)
 # The Slurm tier runs a real three-node Slurm on this host (tests/slurm).
 TEST_PACKAGES+=(slurmctld slurmd slurm-client munge)
@@ -70,16 +74,21 @@ demo() {
   mvp::log::skip "system packages of the demo (python3 with venv, jq, util-linux, procps, git are here)"
 }
 
+# tests [WHO_NEEDS PACKAGE...]: installs the PACKAGEs (default: the test
+# tiers') that are missing; WHO_NEEDS ("the demo needs") names them in the log.
 tests() {
-  local pkg
-  local -a want=("${TEST_PACKAGES[@]}") missing=()
-  command -v docker >/dev/null || want+=(docker.io)
+  local what=${1:-the test tiers need} pkg
+  local -a want=("${@:2}") missing=()
+  if ((${#want[@]} == 0)); then
+    want=("${TEST_PACKAGES[@]}")
+    command -v docker >/dev/null || want+=(docker.io)
+  fi
   for pkg in "${want[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
   if ((${#missing[@]} == 0)); then
-    mvp::log::skip "Debian packages of the test tiers (all ${#want[@]} are installed)"
+    mvp::log::skip "Debian packages: all ${#want[@]} that $what are installed"
     return 0
   fi
-  ((EUID == 0)) || mvp::log::die "the test tiers need the Debian packages ${missing[*]}; install them with: $(install_command "${missing[@]}")"
+  ((EUID == 0)) || mvp::log::die "$what the Debian packages ${missing[*]}; install them with: $(install_command "${missing[@]}")"
   mvp::log::step "installing ${missing[*]}"
   mvp::retry::download "apt-get update" apt-get update -qq
   mvp::retry::download "apt-get install" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -90,7 +99,8 @@ main() {
     -h|--help) mvp::flags::usage; exit 0 ;;
     demo) demo ;;
     tests) tests ;;
-    *) mvp::log::die "usage: scripts/libexec/system_packages.sh demo|tests" ;;
+    tests-demo) tests "the demo needs" "${DEMO_PACKAGES[@]}" ;;
+    *) mvp::log::die "usage: scripts/libexec/system_packages.sh demo|tests|tests-demo" ;;
   esac
 }
 

@@ -153,8 +153,30 @@ pip_resolves() {
   refute_output --partial "apt-get"
   refute_output --partial "tests/requirements.txt"
   run make -C "$MVP_REPO" --dry-run test
-  assert_output --partial "scripts/libexec/system_packages.sh tests"
+  assert_output --partial "scripts/libexec/system_packages.sh tests-demo"
+  # The tiers' other packages install beside setup's steps, and it waits for both.
+  assert_output --partial "scripts/libexec/system_packages.sh tests & apt=\$!"
+  assert_output --partial "{ scripts/libexec/system_packages.sh demo && scripts/12_install_py_deps.sh --runtime local"
+  assert_output --partial 'wait $apt || rc=1; exit $rc'
   assert_output --partial "tests/requirements.txt"
+}
+
+@test "system packages: tests-demo installs only the demo's packages: one ERROR line naming them when not root, a SKIP when all are here" {
+  run "$MVP_REPO/scripts/libexec/system_packages.sh" tests-demo
+  assert_success
+  assert_output --partial "SKIP: Debian packages: all 5 that the demo needs are installed"
+  local bin=$BATS_TEST_TMPDIR/bin tool
+  mkdir -p "$bin"
+  for tool in bash dirname mktemp rm cat python3; do ln -s "$(command -v "$tool")" "$bin/$tool"; done
+  # dpkg answers "not installed" for jq alone; not root: a user namespace
+  # with no mapping, where bash's EUID is the overflow uid.
+  printf '#!/bin/sh\n[ "$2" = jq ] && exit 1\nexit 0\n' >"$bin/dpkg"
+  printf '#!/bin/sh\necho "apt-get $*" >>"%s/apt.log"\nexit 1\n' "$BATS_TEST_TMPDIR" >"$bin/apt-get"
+  chmod +x "$bin/dpkg" "$bin/apt-get"
+  run unshare --user env PATH="$bin" "$MVP_REPO/scripts/libexec/system_packages.sh" tests-demo
+  assert_failure 1
+  assert_output "ERROR: the demo needs the Debian packages jq; install them with: sudo apt-get install -y jq"
+  [[ ! -e $BATS_TEST_TMPDIR/apt.log ]]
 }
 
 # run_12 [VAR=VALUE...]: 12_install_py_deps.sh in a copy of the repo whose
