@@ -118,6 +118,29 @@ mvp::rt::down() {
 
 MVP_SLURM_RAY_STEPS=()
 
+# mvp::rt::ray_step LOG CMD...: one node's `ray start --block` job step
+# (CMD, an srun), its output to LOG. A step that ended because its raylet
+# missed Ray's fixed 30 s to register with the GCS (ray/_private/node.py:428,
+# no setting; a loaded node misses it now and then) is started once more, as
+# mvp::ray::start does for the other runtimes' nodes: the ended step took
+# its processes with it (Slurm ends a step's processes). Run in the
+# background, it exits with the last step's code (exit, not return: a
+# failed return would fire the ERR trap's report); TERM (mvp::rt::down)
+# goes on to the step that runs.
+mvp::rt::ray_step() {
+  local log=$1 child="" attempt rc; shift
+  trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; exit 143' TERM
+  for attempt in 1 2; do
+    "$@" </dev/null >>"$log" 2>&1 &
+    child=$!
+    rc=0
+    wait "$child" || rc=$?
+    child=""
+    if ((rc == 0 || attempt == 2)) || ! grep -q "timed out during startup" "$log"; then exit "$rc"; fi
+    mvp::log::warn "$log: Ray's raylet did not register within Ray's 30 s (a loaded node); starting its step once more"
+  done
+}
+
 # The nodes' /tmp/ray are their own disks, not visible from the head's
 # host: a driver log comes from Ray's dashboard only.
 mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }

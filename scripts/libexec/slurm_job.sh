@@ -14,7 +14,8 @@ export MVP_RUNTIME=slurm
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 # start_ray: the head on component 0, then every worker on
-# component 1, each a `ray start --block` step started in the background;
+# component 1, each a `ray start --block` step started in the background
+# (mvp::rt::ray_step: a second step when a raylet missed Ray's 30 s);
 # returns when every node registered with the head.
 start_ray() {
   local i node
@@ -34,9 +35,9 @@ start_ray() {
       [[ -n $gloo ]] && step_env+=("GLOO_SOCKET_IFNAME=$gloo")
     fi
     mvp::log::step "starting Ray on $node ($(mvp::ray::node_ip "$i"), component $(mvp::rt::het_group "$node")); log $log_dir/ray-$node.log"
-    srun --overlap --quiet --het-group="$(mvp::rt::het_group "$node")" --nodes=1 --ntasks=1 \
-      --nodelist="$node" --chdir=/ --kill-on-bad-exit=1 "${step_env[@]}" "${MVP_RAY_ARGS[@]}" --block \
-      </dev/null >"$log_dir/ray-$node.log" 2>&1 &
+    : >"$log_dir/ray-$node.log"
+    mvp::rt::ray_step "$log_dir/ray-$node.log" srun --overlap --quiet --het-group="$(mvp::rt::het_group "$node")" \
+      --nodes=1 --ntasks=1 --nodelist="$node" --chdir=/ --kill-on-bad-exit=1 "${step_env[@]}" "${MVP_RAY_ARGS[@]}" --block &
     MVP_SLURM_RAY_STEPS+=($!)
     if ((i == 0)); then
       mvp::helper::run cluster-wait --head || mvp::log::die "the Ray head did not start on $node; see $log_dir/ray-$node.log"
