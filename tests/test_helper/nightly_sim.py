@@ -12,6 +12,7 @@ from mvp.nightly import history, index, judge
 
 def settings(**over):
     base = dict(nightly_history=7, nightly_min_history=3, nightly_history_since="",
+                nightly_band_k="5", nightly_band_steps=2, nightly_band_floor="2",
                 nightly_tolerance={"step_s": "10", "throughput": "10", "final_score": "10"})
     base.update(over)
     return SimpleNamespace(**base)

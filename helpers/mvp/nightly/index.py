@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 
 from .. import fsutil
-from .history import FIGURES, figures
+from .history import FIGURES, figures, is_good
 from .report import attempt_links, page, verdict
 
 W, H, PAD, BOTTOM = 420, 200, 44, 36
@@ -23,17 +23,33 @@ def _entry(job: dict) -> dict:
             "submission_id": job.get("submission_id"), "attempts": job.get("attempts") or [],
             "figures": {**figures(job), "duration_s": job["duration_s"]},
             "judged": {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
-                       for v in regression.get("figures", []) if v.get("regressed") is not None}}
+                       for v in regression.get("figures", []) if v.get("regressed") is not None},
+            "curves": job.get("curves") or {}}
 
 
-def record(history_path: Path, report: dict) -> list:
-    """Adds (or replaces) this night's compact entry and returns the history."""
+def record(history_path: Path, report: dict, keep_curves: int = 0) -> list:
+    """Adds (or replaces) this night's compact entry and returns the history;
+    keep_curves > 0: only each job's newest that many good nights (and any
+    night after them) keep their per-step curves, so the file stays small."""
     history = [n for n in (fsutil.read_json(history_path, []) or []) if n["run_id"] != report["run_id"]]
     history.append({"run_id": report["run_id"], "passed": report["passed"], "started_at": report["started_at"],
                     "jobs": {j["name"]: _entry(j) for j in report["jobs"]}})
     history.sort(key=lambda n: n["run_id"])
+    if keep_curves > 0:
+        _drop_old_curves(history, keep_curves)
     fsutil.write_json(history_path, history)
     return history
+
+
+def _drop_old_curves(history: list, keep: int) -> None:
+    """The bands need the curves of a job's last `keep` good nights only."""
+    good: dict = {}
+    for night in reversed(history):
+        for name, entry in night["jobs"].items():
+            if good.get(name, 0) >= keep:
+                entry.pop("curves", None)
+            elif is_good(entry) and entry.get("curves"):
+                good[name] = good.get(name, 0) + 1
 
 
 def _date(night: dict) -> str:
@@ -137,8 +153,8 @@ def render(history: list, regressions: Path) -> str:
     return page("Nightly regressions", body)
 
 
-def write(regressions: Path, report: dict) -> Path:
-    history = record(regressions / "history.json", report)
+def write(regressions: Path, report: dict, keep_curves: int = 0) -> Path:
+    history = record(regressions / "history.json", report, keep_curves)
     out = regressions / "index.html"
     fsutil.write_text(out, render(history, regressions))
     return out

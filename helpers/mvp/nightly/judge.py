@@ -5,7 +5,7 @@ import shlex
 from pathlib import Path
 
 from .. import bundle, ckpt_keep, fsutil, resumed, retry, workloads
-from . import metrics, resume
+from . import bands, metrics, resume
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
                   "logs/driver.log", "result.json")
@@ -194,7 +194,8 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     if went_on:
         checks.append(went_on)
     out = {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
-           "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary}
+           "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary,
+           "curves": bands.curves(metrics.step_lines(log_text))}
     if len(chain) > 1:
         out["attempts"] = attempts(jobs, chain)
     return out
