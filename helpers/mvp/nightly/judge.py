@@ -175,7 +175,6 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     samples = _int(overrides.get("data.train_batch_size"), 0) * (_int(overrides.get(per_prompt), 1) if per_prompt else 1)
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
-    ids = [j.get("submission_id") for j in plan["jobs"]]
     jobs = shared_root / "jobs"
     chain = retry.chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
@@ -183,7 +182,7 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
-        check_job_dir(jd, sid, spec, ids),
+        check_job_dir(jd, sid, spec, [j.get("submission_id") for j in plan["jobs"]]),
         check_metrics_parsed(summary, result.get("status")),
         check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status"), from_step + 1),
         check_inputs_persisted(plan.get("prepare"), overrides, str(shared_root)),
