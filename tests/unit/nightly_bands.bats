@@ -18,8 +18,21 @@ import json, sys
 from pathlib import Path
 from nightly_sim import *
 from mvp.nightly.bands import Rule
+from mvp.nightly import metrics
 REG = Path(sys.argv[1])
 print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
+}
+
+@test "bands: the figures are read from verl 0.9.1's keys as real GRPO and SFT step lines carry them; 0 GPU bytes (a CPU run) is no memory curve" {
+  # Keys and values as real verl 0.9.1 logged them on CPUs (GRPO behind the TaskRunnerV1 prefix; SFT after tqdm).
+  run sim 'bands.curves(metrics.step_lines("\x1b[36m(TaskRunnerV1 pid=2622)\x1b[0m step:1 - actor/entropy:7.59375 - actor/pg_loss:-0.011 - actor/kl_loss:0.0 - actor/loss:-0.011 - actor/grad_norm:0.29 - actor/perf/max_memory_allocated_gb:0.0 - actor/perf/cpu_memory_used_gb:21.2 - critic/score/mean:0.405 - timing_s/step:15.67 - perf/throughput:103.1\n"))'
+  assert_success
+  jq -e 'map_values(.key) == {score: "critic/score/mean", loss: "actor/pg_loss", grad_norm: "actor/grad_norm", entropy: "actor/entropy",
+                              kl: "actor/kl_loss", step_s: "timing_s/step", throughput: "perf/throughput"}' <<<"$output"
+  jq -e '.entropy == {key: "actor/entropy", steps: [1], values: [7.59375]}' <<<"$output"
+  run sim 'bands.curves(metrics.step_lines("\rEpoch 1/1:   0%|   | 0/3 [00:00<?, ?it/s]step:1 - perf/max_memory_allocated_gb:0.0 - perf/cpu_memory_used_gb:1.05 - train/loss:7.625 - train/grad_norm:1.10 - train/lr:0.001\nstep:2 - perf/max_memory_allocated_gb:2.5 - train/loss:7.5 - train/grad_norm:nan\n"))'
+  jq -e '. == {loss: {key: "train/loss", steps: [1, 2], values: [7.625, 7.5]}, grad_norm: {key: "train/grad_norm", steps: [1, 2], values: [1.1, null]},
+               memory_gb: {key: "perf/max_memory_allocated_gb", steps: [1, 2], values: [0, 2.5]}}' <<<"$output"
 }
 
 @test "bands: a curve outside its band for N steps in a row is red, naming the figure, the step range and the band" {
