@@ -13,10 +13,12 @@ values at step s. The MAD used is the larger of that step's own, the spread
 pooled over all steps (the median of the nonzero deviations from each step's
 median: with 3 references the median is one of them, so a step's own MAD is
 often near 0 by chance: in a simulation of 20 steps x 8 figures of
-Gaussian noise, per-step MADs alone flagged every clean run against 3
-references and 38% against 7; with the pooled spread 1.3% against 3, none
-of 300 against 5 or 7, 25% against 2 (a caller with 2 references should ask
-for 3 steps in a row: 2%), while a shift of 4 sigma was always found),
+Gaussian noise (tests/test_helper/bands_simulation.py), per-step MADs alone
+flagged every clean run against 3 references and 38% against 7; with the
+pooled spread 1.3% against 3, none of 300 against 5 or 7, 25% against 2 (a
+caller with 2 references should ask for 3 steps in a row: 2%), while a
+shift of 4 sigma in one figure was found in 98% of runs against 3, 99%
+against 7),
 and `floor` times the figure's typical size (the median |value| of the
 references), so that a history without spread (verl's full determinism, a
 constant) still allows k * floor (10% by default) instead of nothing.
