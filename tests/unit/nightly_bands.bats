@@ -145,3 +145,15 @@ print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
   [[ $(grep -o 'class="out"' <<<"$svg" | wc -l) == 5 && $(grep -o 'class="stretch"' <<<"$svg" | wc -l) == 1 ]]
   grep -q 'grpo: grad_norm (actor/grad_norm) REGRESSED</text>' <<<"$svg"
 }
+
+@test "index.html: a night whose s/step left its band is red in the s/step trend, with no single-figure band drawn for it" {
+  run sim '[night(REG, d, [job(curves=curves(seed=d))], settings()) and None for d in range(3)] and regression(night(REG, 3, [job(curves=curves({"timing_s/step": {5: 20.0, 6: 20.0}}, seed=3))], settings()))["passed"]'
+  assert_success
+  assert_output false
+  local svg
+  svg=$(sed 's|</svg>|</svg>\n|g' "$REG/index.html" | grep 'data-job="grpo" data-metric="step_s"')
+  [[ $(grep -o 'class="pt regressed"' <<<"$svg" | wc -l) == 1 && $(grep -o 'class="pt"' <<<"$svg" | wc -l) == 3 ]]
+  [[ $(grep -c 'class="band"' <<<"$svg") == 0 ]]
+  # throughput had no curve: its single figure was judged, and its band is drawn.
+  sed 's|</svg>|</svg>\n|g' "$REG/index.html" | grep 'data-job="grpo" data-metric="throughput"' | grep -q 'class="band"'
+}
