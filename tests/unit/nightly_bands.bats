@@ -18,7 +18,7 @@ import json, sys
 from pathlib import Path
 from nightly_sim import *
 from mvp.nightly.bands import Rule
-from mvp.nightly import metrics
+from mvp.nightly import bandview, metrics
 REG = Path(sys.argv[1])
 print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
 }
@@ -132,6 +132,9 @@ print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
   local night=$REG/nightly-20260104T023000Z
   grep -Fx -- '- grad_norm (`actor/grad_norm`), steps 1-10: `.....vvvvv` REGRESSED at steps 6-10' "$night/report.md"
   grep -Fx -- '- score (`critic/score/mean`), steps 1-10: `..........` within (its worse side: below)' "$night/report.md"
+  # 200 steps: one mark per 3 steps (at most 80), a lone step outside still shows.
+  run sim 'bandview.strip({"sides": [""] * 149 + ["below"] + [""] * 50})'
+  assert_output "\"$(printf '.%.0s' {1..49})v$(printf '.%.0s' {1..17})\""
   local chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
     --disable-background-networking --disable-component-update --disable-sync "--user-data-dir=$BATS_TEST_TMPDIR/chrome")
   run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$night/report.html"
