@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import fsutil
 from .errors import MvpError
-from .nightly.history import FIGURES
+from .nightly.history import FIGURES, band_rule
 
 TIMEOUT_S = 10
 RUN_ID = re.compile(r"^nightly-\d{8}T\d{6}Z$")
@@ -39,6 +39,7 @@ def _history_settings(settings) -> None:
         if figure not in FIGURES or not re.fullmatch(r"\d+(\.\d+)?", percent):
             raise MvpError(f"MVP_NIGHTLY_TOLERANCE: '{figure}={percent}' is not FIGURE=PERCENT with FIGURE one of "
                            f"{', '.join(FIGURES)}")
+    band_rule(settings)
     since = settings.nightly_history_since
     if since and not RUN_ID.match(since):
         raise MvpError(f"MVP_NIGHTLY_HISTORY_SINCE='{since}' is not a nightly run id (nightly-YYYYmmddTHHMMSSZ)")

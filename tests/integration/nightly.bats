@@ -192,6 +192,12 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   assert_equal "$(last_line)" "NIGHTLY FAIL $RUN_ID: 1/1 jobs failed: sft [regression]"
   run report_of "$RUN_ID" '.jobs[0].checks[] | select(.name == "regression") | .evidence'
   assert_output --regexp '^s/step [0-9.e+-]+ vs median [0-9.e+-]+ of 3 nights: \+[0-9]+% \(worse than 10%\); throughput [0-9.e+-]+ vs median [0-9.e+-]+ of 3 nights: -[0-9]+% \(worse than 10%\)$'
+  # The copied nights kept sft's per-step curves from its real driver log: its loss and grad_norm were judged
+  # by their bands (within: the stand-in's figures follow the seed), s/step and throughput (no per-step
+  # timing in SFT's log) by their single figures; report.html draws the two bands.
+  run report_of "$RUN_ID" '[.jobs[0].checks[] | select(.name == "regression") | .bands[] | "\(.figure) \(.key) \(.regressed)"] | join(",")'
+  assert_output "loss train/loss false,grad_norm train/grad_norm false"
+  [[ $(sed 's|</svg>|</svg>\n|g' "$REG/$RUN_ID/report.html" | grep -c 'class="bandchart"') == 2 ]]
   run jq -r '.body | fromjson | "\(.run_id) \(.failed)"' "$BATS_TEST_TMPDIR/posts"
   assert_output "$RUN_ID [{\"job\":\"sft\",\"checks\":[\"regression\"]}]"
   grep -q "notified by webhook (1 try)" "$REG/$RUN_ID/nightly.log"

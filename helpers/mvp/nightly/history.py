@@ -7,9 +7,17 @@ this one included: a regressed night never becomes the baseline, so a
 regression stays flagged until it is fixed (or MVP_NIGHTLY_HISTORY_SINCE
 starts the history afresh after an intended change). With fewer good nights
 than MVP_NIGHTLY_MIN_HISTORY a figure is "not judged yet": the check is then
-neither a pass nor a fail (passed: null)."""
+neither a pass nor a fail (passed: null).
+
+Where tonight's log and enough good nights have a figure's per-step curve,
+its band (bands.py) judges it instead of the single figure(s) it covers
+(REPLACED); elsewhere the single figure is judged as before, and the
+band's verdict says why there was none."""
 from statistics import median
 from typing import Optional
+
+from ..errors import MvpError
+from . import bands
 
 # figure: (the direction that is worse, how the evidence names it).
 FIGURES = {
@@ -20,6 +28,9 @@ FIGURES = {
     "final_loss": ("higher", "final loss"),
     "peak_memory_gb": ("higher", "peak memory GB"),
 }
+# A band figure (bands.FIGURES) and the single figures it judges instead, where it has a band.
+REPLACED = {"score": ("final_score", "best_score"), "loss": ("final_loss",), "step_s": ("step_s",),
+            "throughput": ("throughput",), "memory_gb": ("peak_memory_gb",)}
 
 
 def figures(job: dict) -> dict:
@@ -67,21 +78,61 @@ def judge_figure(figure: str, value, past: list, tolerance_pct: float, min_night
             "evidence": f"{label} {value:.4g} vs median {mid:.4g} of {len(past)} nights: {change:+.0f}% ({verdict})"}
 
 
+def band_rule(settings) -> bands.Rule:
+    """The bands' rule from MVP_NIGHTLY_BAND_K, _STEPS, _FLOOR and
+    MVP_NIGHTLY_MIN_HISTORY (the good nights a step's band needs)."""
+    try:
+        k, floor = float(settings.nightly_band_k), float(settings.nightly_band_floor)
+    except ValueError:
+        k = floor = -1.0
+    if not (0 < k < float("inf") and 0 <= floor < float("inf")) or settings.nightly_band_steps < 1:
+        raise MvpError(f"MVP_NIGHTLY_BAND_K={settings.nightly_band_k}, MVP_NIGHTLY_BAND_FLOOR="
+                       f"{settings.nightly_band_floor}, MVP_NIGHTLY_BAND_STEPS={settings.nightly_band_steps}: "
+                       "K must be a number > 0, FLOOR a percent >= 0, STEPS a whole number >= 1")
+    return bands.Rule(k, settings.nightly_band_steps, settings.nightly_min_history, floor / 100)
+
+
+def reference_curves(history: list, name: str, before_run: str, nights: int, since: str = "") -> list:
+    """The per-step curves of job `name`'s last `nights` good nights that
+    kept them (index.record keeps those of the newest good nights)."""
+    out = []
+    for night in history:
+        run = night["run_id"]
+        entry = night.get("jobs", {}).get(name)
+        if run < before_run and not (since and run < since) and is_good(entry) and entry.get("curves"):
+            out.append(entry["curves"])
+    return out[-nights:]
+
+
+def judge_bands(job: dict, history: list, run_id: str, settings) -> dict:
+    """bands.judge_curves of tonight's curves against the good nights'; a
+    figure without a band names the single figures judged in its place."""
+    refs = reference_curves(history, job["name"], run_id, settings.nightly_history, settings.nightly_history_since)
+    verdict = bands.judge_curves(job.get("curves") or {}, refs, band_rule(settings))
+    for fig in verdict["figures"]:
+        if fig["regressed"] is None and fig["figure"] in REPLACED:
+            fig["evidence"] += f"; judged by its single figure ({', '.join(REPLACED[fig['figure']])}) instead"
+    return verdict
+
+
 def check(job: dict, history: list, run_id: str, settings) -> dict:
-    """The `regression` check of one judged job, with each figure's verdict
-    in `figures` (kept in history.json for the trend charts)."""
+    """The `regression` check of one judged job: its curves against their
+    bands (`bands`) and, where a curve has none, each single figure's verdict
+    (`figures`, kept in history.json for the trend charts)."""
     if job.get("status") != "SUCCEEDED":
-        return {"name": "regression", "passed": None, "figures": [],
+        return {"name": "regression", "passed": None, "figures": [], "bands": [],
                 "evidence": f"not judged: the job ended {job.get('status')}, its figures are not comparable"}
+    banded = judge_bands(job, history, run_id, settings)
+    replaced = {f for b in banded["figures"] if b["regressed"] is not None for f in REPLACED.get(b["figure"], ())}
     tolerances = settings.nightly_tolerance
     verdicts = [judge_figure(f, v, baseline(history, job["name"], f, run_id, settings.nightly_history,
                                             settings.nightly_history_since), float(tolerances.get(f, 10)),
                              settings.nightly_min_history)
-                for f, v in figures(job).items()]
-    judged = [v for v in verdicts if v["regressed"] is not None]
-    regressed = [v for v in judged if v["regressed"]]
+                for f, v in figures(job).items() if f not in replaced]
+    judged = [v for v in verdicts if v["regressed"] is not None] + [b for b in banded["figures"] if b["regressed"] is not None]
+    regressed = [v["evidence"] for v in verdicts if v["regressed"]] + banded["reasons"]
     # A regression speaks alone; otherwise every figure tonight's log has, judged or not yet.
-    shown = regressed or [v for v in verdicts if "value" in v]
-    evidence = "; ".join(v["evidence"] for v in shown) or "no figure in tonight's log"
+    shown = regressed or [v["evidence"] for v in verdicts if "value" in v] + [b["evidence"] for b in banded["figures"]]
+    evidence = "; ".join(shown) or "no figure in tonight's log"
     passed = None if not judged else not regressed
-    return {"name": "regression", "passed": passed, "figures": verdicts, "evidence": evidence}
+    return {"name": "regression", "passed": passed, "figures": verdicts, "bands": banded["figures"], "evidence": evidence}

@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 
 from .. import fsutil
-from .history import FIGURES, figures
+from .history import FIGURES, REPLACED, figures, is_good
 from .report import attempt_links, page, verdict
 
 W, H, PAD, BOTTOM = 420, 200, 44, 36
@@ -18,22 +18,45 @@ LABELS = {"duration_s": "job duration s", **{k: label for k, (_, label) in FIGUR
 
 def _entry(job: dict) -> dict:
     regression = next((c for c in job["checks"] if c["name"] == "regression"), {})
+    singles = {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
+               for v in regression.get("figures", []) if v.get("regressed") is not None}
     return {"status": job["status"], "duration_s": job["duration_s"], "throughput": job["metrics"]["mean_throughput"],
             "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False],
             "submission_id": job.get("submission_id"), "attempts": job.get("attempts") or [],
             "figures": {**figures(job), "duration_s": job["duration_s"]},
-            "judged": {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
-                       for v in regression.get("figures", []) if v.get("regressed") is not None}}
+            "judged": {**_banded(regression), **singles},
+            "curves": job.get("curves") or {}}
 
 
-def record(history_path: Path, report: dict) -> list:
-    """Adds (or replaces) this night's compact entry and returns the history."""
+def _banded(regression: dict) -> dict:
+    """The single figures a band judged instead: their verdict, no band of theirs to draw."""
+    return {single: {"regressed": b["regressed"]} for b in regression.get("bands") or []
+            if b.get("regressed") is not None for single in REPLACED.get(b["figure"], ())}
+
+
+def record(history_path: Path, report: dict, keep_curves: int = 0) -> list:
+    """Adds (or replaces) this night's compact entry and returns the history;
+    keep_curves > 0: only each job's newest that many good nights (and any
+    night after them) keep their per-step curves, so the file stays small."""
     history = [n for n in (fsutil.read_json(history_path, []) or []) if n["run_id"] != report["run_id"]]
     history.append({"run_id": report["run_id"], "passed": report["passed"], "started_at": report["started_at"],
                     "jobs": {j["name"]: _entry(j) for j in report["jobs"]}})
     history.sort(key=lambda n: n["run_id"])
+    if keep_curves > 0:
+        _drop_old_curves(history, keep_curves)
     fsutil.write_json(history_path, history)
     return history
+
+
+def _drop_old_curves(history: list, keep: int) -> None:
+    """The bands need the curves of a job's last `keep` good nights only."""
+    good: dict = {}
+    for night in reversed(history):
+        for name, entry in night["jobs"].items():
+            if good.get(name, 0) >= keep:
+                entry.pop("curves", None)
+            elif is_good(entry) and entry.get("curves"):
+                good[name] = good.get(name, 0) + 1
 
 
 def _date(night: dict) -> str:
@@ -47,14 +70,15 @@ def chart(history: list, job: str, key: str) -> str:
     values = [(x, v) for x, v in values if v is not None]
     if not values:
         return ""
-    bands = [(x, e["judged"][key]) for x, e in nights if key in e.get("judged", {})]
+    judged = {x: e["judged"][key] for x, e in nights if key in e.get("judged", {})}
+    bands = [(x, b) for x, b in judged.items() if "high" in b]  # a band judged by its curve has no single band
     top = max([v for _, v in values] + [b["high"] for _, b in bands]) * 1.1 or 1.0
     step = (W - 2 * PAD) / max(len(history) - 1, 1)
 
     def xy(x, v):
         return PAD + x * step, H - BOTTOM - (H - BOTTOM - PAD) * max(v, 0) / top
 
-    parts = _frame(job, key, top) + _band(bands, xy) + _points(history, job, values, dict(bands), xy)
+    parts = _frame(job, key, top) + _band(bands, xy) + _points(history, job, values, judged, xy)
     return "".join(parts + _dates(history, step) + ["</svg>"])
 
 
@@ -132,13 +156,13 @@ def render(history: list, regressions: Path) -> str:
                      for name in names)
     body = (f"<h1>Nightly regressions</h1><p>{len(history)} nights, newest first; a job's cell names the checks it "
             f"failed.</p><table><tr><th>night</th><th>result</th>{head}</tr>{''.join(rows)}</table>"
-            f"<h2>Trends</h2><p>Shaded: the band each night was judged against (the median of the job's past good "
+            f"<h2>Trends</h2><p>Shaded: the band each night's figure was judged against (the median of the job's past good "
             f"nights, plus or minus the tolerance); red: a regressed night.</p>{trends}")
     return page("Nightly regressions", body)
 
 
-def write(regressions: Path, report: dict) -> Path:
-    history = record(regressions / "history.json", report)
+def write(regressions: Path, report: dict, keep_curves: int = 0) -> Path:
+    history = record(regressions / "history.json", report, keep_curves)
     out = regressions / "index.html"
     fsutil.write_text(out, render(history, regressions))
     return out

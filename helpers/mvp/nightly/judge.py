@@ -5,7 +5,7 @@ import shlex
 from pathlib import Path
 
 from .. import bundle, ckpt_keep, fsutil, resumed, retry, workloads
-from . import metrics, resume
+from . import bands, metrics, resume
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
                   "logs/driver.log", "result.json")
@@ -175,7 +175,6 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     samples = _int(overrides.get("data.train_batch_size"), 0) * (_int(overrides.get(per_prompt), 1) if per_prompt else 1)
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
-    ids = [j.get("submission_id") for j in plan["jobs"]]
     jobs = shared_root / "jobs"
     chain = retry.chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
@@ -183,7 +182,7 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
-        check_job_dir(jd, sid, spec, ids),
+        check_job_dir(jd, sid, spec, [j.get("submission_id") for j in plan["jobs"]]),
         check_metrics_parsed(summary, result.get("status")),
         check_checkpoints(jd, workload, overrides, summary["steps"], result.get("status"), from_step + 1),
         check_inputs_persisted(plan.get("prepare"), overrides, str(shared_root)),
@@ -194,7 +193,8 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     if went_on:
         checks.append(went_on)
     out = {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
-           "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary}
+           "duration_s": result.get("duration_s"), "checks": checks, "metrics": summary,
+           "curves": bands.curves(metrics.step_lines(log_text))}
     if len(chain) > 1:
         out["attempts"] = attempts(jobs, chain)
     return out

@@ -117,7 +117,7 @@ def main(args, settings) -> int:
         return 0
     if args.step == "judge":
         rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
-        index.write(regressions, rep)
+        index.write(regressions, rep, settings.nightly_history)
         kv.emit(("summary", rep["summary"]))
         return 0 if rep["passed"] else 1
     if args.step == "stop-step":

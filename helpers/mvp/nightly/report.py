@@ -1,6 +1,8 @@
 """report.md (for a terminal or a mail) and report.html (one static page)."""
 from html import escape
 
+from . import bandview
+
 
 def _fmt(value, digits=2) -> str:
     if value is None:
@@ -60,6 +62,7 @@ def markdown(report: dict) -> str:
                          + (f", resumed by {a['resumed_by']}" if a.get("resumed_by") else ""))
         for c in j["checks"]:
             lines.append(f"- {word(c['passed'])} {c['name']}: {c['evidence']}")
+        lines += bandview.markdown(j)
     lines += ["", report["summary"], ""]
     return "\n".join(lines)
 
@@ -90,7 +93,7 @@ def html(report: dict) -> str:
     details = "".join(
         f"<h2>{escape(j['name'])} <code>{escape(j['submission_id'] or '')}</code></h2><ul>"
         + "".join(f"<li>{verdict(c['passed'])} <b>{escape(c['name'])}</b>: {escape(c['evidence'])}</li>" for c in j["checks"])
-        + "</ul>" for j in report["jobs"])
+        + "</ul>" + bandview.html(j) for j in report["jobs"])
     failed_step = (f"<p class=\"fail\">Step {escape(report['failed_step'])} failed; no job was judged.</p>"
                    if report.get("failed_step") else "")
     body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"

@@ -1,0 +1,169 @@
+"""Per-step bands: is a run's curve regressed against the curves of runs
+known to be good? Pure (no I/O, no settings read here), so that the nightly
+(history.py, against a job's last good nights) and any other caller (a
+bisection, against probes of a good commit) ask the same question:
+
+    judge_runs(candidate_rows, [reference_rows, ...], Rule(k=5, steps=2))
+
+where rows are metrics.step_lines() of a driver log (one dict of verl's keys
+per step), or judge_curves() on curves() already taken.
+
+The band of a figure at step s is median +- k * MAD of the references'
+values at step s. The MAD used is the larger of that step's own, the spread
+pooled over all steps (the median of the nonzero deviations from each step's
+median: with 3 references the median is one of them, so a step's own MAD is
+often near 0 by chance: in a simulation of 20 steps x 8 figures of
+Gaussian noise (tests/test_helper/bands_simulation.py), per-step MADs alone
+flagged every clean run against 3 references and 38% against 7; with the
+pooled spread 1.3% against 3, none of 300 against 5 or 7, 25% against 2 (a
+caller with 2 references should ask for 3 steps in a row: 2%), while a
+shift of 4 sigma in one figure was found in 98% of runs against 3, 99%
+against 7),
+and `floor` times the figure's typical size (the median |value| of the
+references), so that a history without spread (verl's full determinism, a
+constant) still allows k * floor (10% by default) instead of nothing.
+A figure is regressed when it stays outside its band on its worse side
+(either side for a figure with no better direction) for `steps` consecutive
+steps; a step tonight's log has no number for (nan) counts as outside."""
+import math
+from statistics import median
+from typing import NamedTuple
+
+# figure: (verl 0.9.1's keys, the first one the run logs is taken; the side that is worse).
+FIGURES = {
+    "score": (("critic/score/mean",), "lower"),
+    "loss": (("train/loss", "actor/pg_loss", "actor/loss"), "both"),
+    "grad_norm": (("actor/grad_norm", "train/grad_norm"), "both"),
+    "entropy": (("actor/entropy",), "both"),
+    "kl": (("actor/kl_loss", "actor/reward_kl_penalty"), "both"),
+    "step_s": (("timing_s/step",), "higher"),
+    "throughput": (("perf/throughput",), "lower"),
+    "memory_gb": (("actor/perf/max_memory_allocated_gb", "perf/max_memory_allocated_gb"), "higher"),
+}
+# verl logs 0 GPU bytes on CPUs: a curve of zeros is no curve.
+NONZERO = ("memory_gb",)
+BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", "below", "nan")}
+
+
+class Rule(NamedTuple):
+    """k: the band's half-width in MADs; steps: how many consecutive steps
+    outside make a regression; min_refs: references needed at a step for its
+    band; floor: the MAD's least value, as a fraction of the figure's size."""
+    k: float = 5.0
+    steps: int = 2
+    min_refs: int = 3
+    floor: float = 0.02
+
+
+def curves(rows: list) -> dict:
+    """figure -> {key, steps, values} of one run (a non-finite value: None)."""
+    out = {}
+    for name, (keys, _) in FIGURES.items():
+        for key in keys:
+            points = [(int(r["step"]), r[key]) for r in rows if isinstance(r.get(key), float)]
+            if points and (name not in NONZERO or any(v for _, v in points)):
+                out[name] = {"key": key, "steps": [s for s, _ in points],
+                             "values": [v if math.isfinite(v) else None for _, v in points]}
+                break
+    return out
+
+
+def bands(references: list, rule: Rule) -> dict:
+    """step -> (low, median, high) of one figure, from the references' curves
+    of it; only steps with at least rule.min_refs values."""
+    at: dict = {}
+    for curve in references:
+        for step, value in zip(curve["steps"], curve["values"]):
+            if value is not None:
+                at.setdefault(step, []).append(value)
+    at = {s: vs for s, vs in at.items() if len(vs) >= rule.min_refs}
+    if not at:
+        return {}
+    mids = {s: median(vs) for s, vs in at.items()}
+    devs = {s: [abs(v - mids[s]) for v in vs] for s, vs in at.items()}
+    pooled = median([d for ds in devs.values() for d in ds if d > 0] or [0.0])
+    floor = rule.floor * median(abs(v) for vs in at.values() for v in vs)
+    out = {}
+    for s, mid in sorted(mids.items()):
+        half = rule.k * max(median(devs[s]), pooled, floor)
+        out[s] = (mid - half, mid, mid + half)
+    return out
+
+
+def side(value, band: tuple) -> str:
+    """Where a value lies against its band: above, below, nan, or '' (inside)."""
+    if value is None:
+        return "nan"
+    return "above" if value > band[2] else "below" if value < band[0] else ""
+
+
+def stretches(steps: list, bad: list) -> list:
+    """[first, last] of each run of consecutive steps that are bad."""
+    runs: list = []
+    for step, is_bad in zip(steps, bad):
+        if not is_bad:
+            continue
+        if runs and runs[-1][1] == step - 1:
+            runs[-1][1] = step
+        else:
+            runs.append([step, step])
+    return runs
+
+
+def judge_figure(name: str, candidate: dict, references: list, rule: Rule) -> dict:
+    """One figure's verdict: regressed True/False, or None (no band: too few
+    references log it), with the band and tonight's values step by step."""
+    worse = FIGURES[name][1]
+    same = [c for c in references if c.get("key") == candidate["key"]]
+    band = bands(same, rule)
+    steps = [s for s in candidate["steps"] if s in band]
+    out = {"figure": name, "key": candidate["key"], "worse": worse, "references": len(same)}
+    if not steps:
+        return {**out, "regressed": None, "evidence": f"{name} ({candidate['key']}): no band: {len(same)} reference "
+                f"run(s) log it, {rule.min_refs} needed at a step"}
+    values = dict(zip(candidate["steps"], candidate["values"]))
+    sides = [side(values[s], band[s]) for s in steps]
+    runs = stretches(steps, [sd in BAD[worse] for sd in sides])
+    out.update(steps=steps, values=[values[s] for s in steps], sides=sides,
+               low=[band[s][0] for s in steps], mid=[band[s][1] for s in steps], high=[band[s][2] for s in steps],
+               stretches=[r for r in runs if r[1] - r[0] + 1 >= rule.steps],
+               longest=max((r[1] - r[0] + 1 for r in runs), default=0))
+    out["regressed"] = bool(out["stretches"])
+    out["evidence"] = evidence(out, rule)
+    return out
+
+
+def evidence(fig: dict, rule: Rule) -> str:
+    """A figure's verdict in words: a regression names the step range, the
+    side and the band at its first step."""
+    label = f"{fig['figure']} ({fig['key']})"
+    if not fig["regressed"]:
+        inside = sum(1 for sd in fig["sides"] if not sd)
+        return (f"{label} within its band at {inside}/{len(fig['steps'])} steps (median +- {rule.k:g} MAD of "
+                f"{fig['references']} runs; at most {fig['longest']} step(s) in a row outside its worse side, "
+                f"{rule.steps} make a regression)")
+    first, last = fig["stretches"][0]
+    i = fig["steps"].index(first)
+    value, where = fig["values"][i], {"above": "above", "below": "below", "nan": "not a number,"}[fig["sides"][i]]
+    more = len(fig["stretches"]) - 1
+    return (f"{label} {where} its band at steps {first}-{last} ({last - first + 1} in a row, {rule.steps} make a "
+            f"regression): {'nan' if value is None else f'{value:.4g}'} vs band [{fig['low'][i]:.4g}, "
+            f"{fig['high'][i]:.4g}] (median {fig['mid'][i]:.4g} +- {rule.k:g} MAD of {fig['references']} runs) "
+            f"at step {first}" + (f"; {more} more stretch(es)" if more else ""))
+
+
+def judge_curves(candidate: dict, references: list, rule: Rule = Rule()) -> dict:
+    """The verdict on a run's curves (curves()) against reference runs'
+    curves: regressed True/False, or None when no figure had a band; the
+    reasons (a regressed figure's evidence each) and every figure's verdict."""
+    figures = [judge_figure(name, candidate[name], [r[name] for r in references if name in r], rule)
+               for name in FIGURES if name in candidate]
+    judged = [f for f in figures if f["regressed"] is not None]
+    reasons = [f["evidence"] for f in judged if f["regressed"]]
+    return {"regressed": bool(reasons) if judged else None, "reasons": reasons, "figures": figures}
+
+
+def judge_runs(candidate_rows: list, reference_rows: list, rule: Rule = Rule()) -> dict:
+    """judge_curves() on metrics.step_lines() rows: the candidate's, and a
+    list of the reference runs' rows."""
+    return judge_curves(curves(candidate_rows), [curves(rows) for rows in reference_rows], rule)
