@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# What the docs claim about the code is checked against the code (issue 32
+# point 6): flags given to a numbered script, MVP_* names, exit codes a page
+# gives a script, docs/settings.md's rows, ARCHITECTURE.md's module tables
+# (tests/test_helper/check_claims.py says how each is read). Numbered script
+# names and links are docs_links.bats's. The checker runs on a tree given as
+# its argument, so that each kind of false claim is planted in a copy below.
+
+setup() {
+  load ../test_helper/common
+  CHECK=(python3 "$MVP_REPO/tests/test_helper/check_claims.py")
+}
+
+copy_tree() {
+  local dest=$BATS_TEST_TMPDIR/tree
+  mkdir -p "$dest/tests/integration"
+  cp -r "$MVP_REPO/README.md" "$MVP_REPO/docs" "$MVP_REPO/scripts" "$MVP_REPO/config" "$MVP_REPO/helpers" \
+    "$MVP_REPO/bench" "$MVP_REPO/shared-layout.txt" "$dest/"
+  cp "$MVP_REPO/tests/run" "$dest/tests/"
+  cp "$MVP_REPO/tests/integration/admission.bats" "$dest/tests/integration/"
+  echo "$dest"
+}
+
+@test "docs claims: every flag, MVP_* name, exit code, settings row and module the pages name is what the code has" {
+  run "${CHECK[@]}" "$MVP_REPO"
+  assert_output ""
+  assert_success
+}
+
+@test "docs claims: a planted false claim of each kind is one line naming page, line and what is false" {
+  local tree
+  tree=$(copy_tree)
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  printf '%s\n' '' 'Run `41_submit_grpo_epoch1.sh --wait --no-such-flag` or `scripts/51_logs.sh ID --stepz | tail`.' \
+    'Set MVP_NO_SUCH_SETTING=1; `70_render_sbatch.sh` exits 75 when busy.' \
+    'Families: MVP_K8S_* is declared, MVP_NOWHERE_* is not.' '```' '52 ID --force-it' '```' >>"$tree/docs/faults.md"
+  local n row first
+  n=$(wc -l <"$tree/docs/faults.md")
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  row=$(grep -m1 '^| `MVP_RUNTIME` |' "$tree/docs/settings.md") first=$(grep -n -m1 -F "$row" "$tree/docs/settings.md")
+  echo "$row" >>"$tree/docs/settings.md"
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  sed -i '/^| `kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
+  echo '"""A module no table names."""' >"$tree/helpers/mvp/unlisted.py"
+  touch "$tree/scripts/lib/unlisted.sh"
+  sed -i 's/MVP_TEST_REPEAT/MVP_RENAMED_REPEAT/g' "$tree/tests/integration/admission.bats"
+  run "${CHECK[@]}" "$tree"
+  assert_failure 1
+  assert_output "docs/faults.md:$((n - 5)): gives 41_submit_grpo_epoch1.sh --no-such-flag, which its --help does not show
+docs/faults.md:$((n - 5)): gives 51_logs.sh --stepz, which its --help does not show
+docs/faults.md:$((n - 1)): gives 52_stop.sh --force-it, which its --help does not show
+docs/faults.md:$((n - 4)): names MVP_NO_SUCH_SETTING, which config/settings.contract does not declare
+docs/faults.md:$((n - 3)): names MVP_NOWHERE_*, which config/settings.contract does not declare
+docs/faults.md:$((n - 4)): says 70_render_sbatch.sh exits 75, a code its code never gives
+docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at line ${first%%:*})
+check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
+docs/ARCHITECTURE.md: its helpers/mvp table lacks kv.py
+docs/ARCHITECTURE.md: its helpers/mvp table lacks unlisted.py
+docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh"
+}
+
+@test "docs claims: an exit code the code gives (75: a lock held elsewhere, reached through mvp::run::with_lock) passes for the script that reaches it" {
+  local tree
+  tree=$(copy_tree)
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  printf '%s\n' '' '`60_nightly_regression.sh` exits 75 while another night runs.' >>"$tree/docs/faults.md"
+  run "${CHECK[@]}" "$tree"
+  assert_output ""
+  assert_success
+}
