@@ -2,9 +2,11 @@
 code, and prints one line per false claim (FILE:LINE: what), nothing when all
 is true (issue 32 point 6, "docs that cannot lie"):
 - a `--flag` written in one command with a numbered script (a code span or a
-  fenced line: `41_submit_grpo_epoch1.sh --retry 1`, `51 ID --steps`) is one
-  that script's --help shows (its flag spec, mvp::flags::spec, or a common
-  flag);
+  fenced line: `41_submit_grpo_epoch1.sh --retry 1`, `51 ID --steps`), or in
+  a code span right after a script's number in prose (41 `--retry 1`, 40-44's
+  `--retry`: each of them), is one that script's --help shows (its flag
+  spec, mvp::flags::spec, or a common flag);
+- docs/scripts.md's table has a row for every numbered script;
 - every MVP_* name is declared in config/settings.contract (a setting, an env
   or an internal name; MVP_K8S_* stands for a family and must match one), or
   is on NOT_SETTINGS below;
@@ -36,6 +38,9 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 SCRIPT_WORD = re.compile(r"(?<![\w/.-])(?:scripts/)?(\d\d)(_[A-Za-z0-9_]+\.sh)?(?![\w.-])")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+# Prose that gives a script (or a range of them) a flag: 41 `--retry 1`,
+# 40-44's `--retry`, `50_status.sh` `--json`.
+PROSE_FLAG = re.compile(r"(?<![\w./-])`?(?:scripts/)?(\d\d)(?:-(\d\d))?(_[A-Za-z0-9_]+\.sh)?`?(?:'s)? `(--[a-z][a-z0-9-]*)")
 COMMAND_END = re.compile(r"\|\||&&|[|;)]|\$\(")
 MVP_NAME = re.compile(r"\bMVP_[A-Z0-9_]*[A-Z0-9](?:_?\*)?")
 EXIT_CLAIM = re.compile(r"\bexit(?:s|ing)?(?: (?:code|status|with))? (\d+)\b", re.I)
@@ -86,6 +91,19 @@ def check_flags(repo: Path, page: Path, flags: dict, problems: list) -> None:
             for flag in FLAG.findall(command[match.end():]):
                 if flag not in known:
                     problems.append(f"{name}:{number}: gives {script} {flag}, which its --help does not show")
+        for first, last, _, flag in [] if fenced else PROSE_FLAG.findall(line):
+            for nn in (f"{n:02d}" for n in range(int(first), int(last or first) + 1)):
+                if nn in flags and flag not in flags[nn][1]:
+                    problems.append(f"{name}:{number}: gives {flags[nn][0]} {flag}, which its --help does not show")
+
+
+def scripts_table(repo: Path, flags: dict, problems: list) -> None:
+    """docs/scripts.md's table has a row for every numbered script."""
+    text = (repo / "docs" / "scripts.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| \[?`(\d\d_[A-Za-z0-9_]+\.sh)`", text, re.M))
+    for script, _ in flags.values():
+        if script not in rows:
+            problems.append(f"docs/scripts.md: its table has no row for {script}")
 
 
 def contract_names(repo: Path) -> set:
@@ -212,6 +230,7 @@ def main() -> int:
         check_flags(repo, page, flags, problems)
         check_settings(repo, page, names, problems)
         check_exits(repo, page, codes, problems)
+    scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)
     check_architecture(repo, problems)

@@ -33,7 +33,8 @@ copy_tree() {
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
   printf '%s\n' '' 'Run `41_submit_grpo_epoch1.sh --wait --no-such-flag` or `scripts/51_logs.sh ID --stepz | tail`.' \
     'Set MVP_NO_SUCH_SETTING=1; `70_render_sbatch.sh` exits 75 when busy.' \
-    'Families: MVP_K8S_* is declared, MVP_NOWHERE_* is not.' '```' '52 ID --force-it' '```' >>"$tree/docs/faults.md"
+    'Families: MVP_K8S_* is declared, MVP_NOWHERE_* is not.' '```' '52 ID --force-it' '```' \
+    "40-42's \`--queue\` is real, 50 \`--jsn\` is not." >>"$tree/docs/faults.md"
   local n row first
   n=$(wc -l <"$tree/docs/faults.md")
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
@@ -41,17 +42,21 @@ copy_tree() {
   echo "$row" >>"$tree/docs/settings.md"
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
   sed -i '/^| `kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  sed -i '/^| \[`72_build_image.sh`\]/d' "$tree/docs/scripts.md"
   echo '"""A module no table names."""' >"$tree/helpers/mvp/unlisted.py"
   touch "$tree/scripts/lib/unlisted.sh"
   sed -i 's/MVP_TEST_REPEAT/MVP_RENAMED_REPEAT/g' "$tree/tests/integration/admission.bats"
   run "${CHECK[@]}" "$tree"
   assert_failure 1
-  assert_output "docs/faults.md:$((n - 5)): gives 41_submit_grpo_epoch1.sh --no-such-flag, which its --help does not show
-docs/faults.md:$((n - 5)): gives 51_logs.sh --stepz, which its --help does not show
-docs/faults.md:$((n - 1)): gives 52_stop.sh --force-it, which its --help does not show
-docs/faults.md:$((n - 4)): names MVP_NO_SUCH_SETTING, which config/settings.contract does not declare
-docs/faults.md:$((n - 3)): names MVP_NOWHERE_*, which config/settings.contract does not declare
-docs/faults.md:$((n - 4)): says 70_render_sbatch.sh exits 75, a code its code never gives
+  assert_output "docs/faults.md:$((n - 6)): gives 41_submit_grpo_epoch1.sh --no-such-flag, which its --help does not show
+docs/faults.md:$((n - 6)): gives 51_logs.sh --stepz, which its --help does not show
+docs/faults.md:$((n - 2)): gives 52_stop.sh --force-it, which its --help does not show
+docs/faults.md:$n: gives 50_status.sh --jsn, which its --help does not show
+docs/faults.md:$((n - 5)): names MVP_NO_SUCH_SETTING, which config/settings.contract does not declare
+docs/faults.md:$((n - 4)): names MVP_NOWHERE_*, which config/settings.contract does not declare
+docs/faults.md:$((n - 5)): says 70_render_sbatch.sh exits 75, a code its code never gives
+docs/scripts.md: its table has no row for 72_build_image.sh
 docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at line ${first%%:*})
 check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
 docs/ARCHITECTURE.md: its helpers/mvp table lacks kv.py
