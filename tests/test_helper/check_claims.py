@@ -6,7 +6,8 @@ is true (issue 32 point 6, "docs that cannot lie"):
   a code span right after a script's number in prose (41 `--retry 1`, 40-44's
   `--retry`: each of them), is one that script's --help shows (its flag
   spec, mvp::flags::spec, or a common flag);
-- docs/scripts.md's table has a row for every numbered script;
+- docs/scripts.md's table has a row for every numbered script, and a page
+  that counts them ("all twenty-one numbered scripts") counts right;
 - every MVP_* name is declared in config/settings.contract (a setting, an env
   or an internal name; MVP_K8S_* stands for a family and must match one), or
   is on NOT_SETTINGS below;
@@ -104,6 +105,32 @@ def scripts_table(repo: Path, flags: dict, problems: list) -> None:
     for script, _ in flags.values():
         if script not in rows:
             problems.append(f"docs/scripts.md: its table has no row for {script}")
+
+
+UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen \
+sixteen seventeen eighteen nineteen".split()
+TENS = {"twenty": 20, "thirty": 30, "forty": 40}
+COUNT_CLAIM = re.compile(r"\b(\d+|(?:twenty|thirty|forty)(?:-[a-z]+)?|[a-z]+teen|[a-z]+) numbered scripts\b", re.I)
+
+
+def number(words: str):
+    """20, "twenty-one" or "eleven" as an int; None for a word that is no number."""
+    if words.isdigit():
+        return int(words)
+    tens, _, unit = words.lower().partition("-")
+    if tens in TENS and (not unit or unit in UNITS[1:10]):
+        return TENS[tens] + (UNITS.index(unit) if unit else 0)
+    return UNITS.index(tens) if tens in UNITS and not unit else None
+
+
+def check_count(repo: Path, page: Path, count: int, problems: list) -> None:
+    """"All twenty-one numbered scripts" is the number of scripts/NN_*.sh."""
+    name = page.relative_to(repo)
+    for number_, line, _ in lines_of(page):
+        for claim in COUNT_CLAIM.finditer(line):
+            said = number(claim.group(1))
+            if said is not None and said != count:
+                problems.append(f"{name}:{number_}: says {claim.group(1)} numbered scripts; scripts/ has {count}")
 
 
 def contract_names(repo: Path) -> set:
@@ -230,6 +257,7 @@ def main() -> int:
         check_flags(repo, page, flags, problems)
         check_settings(repo, page, names, problems)
         check_exits(repo, page, codes, problems)
+        check_count(repo, page, len(flags), problems)
     scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)

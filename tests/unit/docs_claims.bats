@@ -44,12 +44,16 @@ copy_tree() {
   sed -i '/^| `kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
   sed -i '/^| \[`72_build_image.sh`\]/d' "$tree/docs/scripts.md"
+  sed -i 's/All twenty-one numbered scripts/All twenty numbered scripts/' "$tree/README.md"
+  local readme_line scripts=("$tree"/scripts/[0-9][0-9]_*.sh)
+  readme_line=$(grep -n 'All twenty numbered scripts' "$tree/README.md" | cut -d: -f1)
   echo '"""A module no table names."""' >"$tree/helpers/mvp/unlisted.py"
   touch "$tree/scripts/lib/unlisted.sh"
   sed -i 's/MVP_TEST_REPEAT/MVP_RENAMED_REPEAT/g' "$tree/tests/integration/admission.bats"
   run "${CHECK[@]}" "$tree"
   assert_failure 1
-  assert_output "docs/faults.md:$((n - 6)): gives 41_submit_grpo_epoch1.sh --no-such-flag, which its --help does not show
+  assert_output "README.md:$readme_line: says twenty numbered scripts; scripts/ has ${#scripts[@]}
+docs/faults.md:$((n - 6)): gives 41_submit_grpo_epoch1.sh --no-such-flag, which its --help does not show
 docs/faults.md:$((n - 6)): gives 51_logs.sh --stepz, which its --help does not show
 docs/faults.md:$((n - 2)): gives 52_stop.sh --force-it, which its --help does not show
 docs/faults.md:$n: gives 50_status.sh --jsn, which its --help does not show
