@@ -15,6 +15,7 @@ is true (issue 32 point 6, "docs that cannot lie"):
   75", "exit 2") is one the code can give it: a literal exit/return or a
   NAME=N constant in the script, in a scripts/lib function it calls (through
   the call graph) or, when it calls the Python helper, in helpers/mvp;
+- `python -m mvp COMMAND` names a command of the helper;
 - docs/settings.md has each setting once;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (a package
   as `nightly/`) and every file of scripts/lib/, and nothing that is not there.
@@ -131,6 +132,22 @@ def check_count(repo: Path, page: Path, count: int, problems: list) -> None:
             said = number(claim.group(1))
             if said is not None and said != count:
                 problems.append(f"{name}:{number_}: says {claim.group(1)} numbered scripts; scripts/ has {count}")
+
+
+HELPER_CALL = re.compile(r"\bpython3? -m mvp ([a-z][a-z-]*)")
+
+
+def helper_commands(repo: Path) -> set:
+    return set(re.findall(r'add_parser\("([a-z-]+)"', (repo / "helpers" / "mvp" / "__main__.py").read_text(encoding="utf-8")))
+
+
+def check_helper(repo: Path, page: Path, commands_: set, problems: list) -> None:
+    """`python -m mvp WORD` names a command of the helper."""
+    name = page.relative_to(repo)
+    for number_, line, _ in lines_of(page):
+        for command in HELPER_CALL.findall(line):
+            if command not in commands_:
+                problems.append(f"{name}:{number_}: names python -m mvp {command}, which is no command of helpers/mvp/__main__.py")
 
 
 def contract_names(repo: Path) -> set:
@@ -253,11 +270,13 @@ def main() -> int:
     repo = Path(sys.argv[1]).resolve()
     problems: list = []
     flags, names, codes = script_flags(repo), contract_names(repo), script_codes(repo)
+    helper = helper_commands(repo)
     for page in pages(repo):
         check_flags(repo, page, flags, problems)
         check_settings(repo, page, names, problems)
         check_exits(repo, page, codes, problems)
         check_count(repo, page, len(flags), problems)
+        check_helper(repo, page, helper, problems)
     scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)
