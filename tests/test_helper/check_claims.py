@@ -8,6 +8,8 @@ is true (issue 32 point 6, "docs that cannot lie"):
   spec, mvp::flags::spec, or a common flag);
 - docs/scripts.md's table has a row for every numbered script, and a page
   that counts them ("all twenty-one numbered scripts") counts right;
+- a default written after a setting (`MVP_LOG_SYNC_SECONDS` (30; ...)) is the
+  contract's plain default;
 - every MVP_* name is declared in config/settings.contract (a setting, an env
   or an internal name; MVP_K8S_* stands for a family and must match one), or
   is on NOT_SETTINGS below;
@@ -150,6 +152,32 @@ def check_helper(repo: Path, page: Path, commands_: set, problems: list) -> None
                 problems.append(f"{name}:{number_}: names python -m mvp {command}, which is no command of helpers/mvp/__main__.py")
 
 
+DEFAULT_CLAIM = re.compile(r"`(MVP_[A-Z0-9_]+)` \((?:default:? )?(\d+(?:\.\d+)?)[;,)]")
+
+
+def contract_defaults(repo: Path) -> dict:
+    """NAME -> its plain `default` (not per runtime or profile), where it has one."""
+    out, name = {}, None
+    for line in (repo / "config" / "settings.contract").read_text(encoding="utf-8").splitlines():
+        entry = re.match(r"^([A-Z][A-Z0-9_*]*)\s*$", line)
+        default = re.match(r"^\s+default\s+(\S.*)$", line)
+        if entry:
+            name = entry.group(1)
+        elif default and name:
+            out[name] = default.group(1).strip()
+    return out
+
+
+def check_defaults(repo: Path, page: Path, defaults: dict, problems: list) -> None:
+    """`MVP_X` (30; ...) states the contract's default."""
+    name = page.relative_to(repo)
+    for number_, line, _ in lines_of(page):
+        for setting, said in DEFAULT_CLAIM.findall(line):
+            real = defaults.get(setting)
+            if real is not None and real != said:
+                problems.append(f"{name}:{number_}: says {setting} defaults to {said}; config/settings.contract says {real}")
+
+
 def contract_names(repo: Path) -> set:
     text = (repo / "config" / "settings.contract").read_text(encoding="utf-8")
     return set(re.findall(r"^([A-Z][A-Z0-9_*]*)\s*$", text, re.M))
@@ -270,13 +298,14 @@ def main() -> int:
     repo = Path(sys.argv[1]).resolve()
     problems: list = []
     flags, names, codes = script_flags(repo), contract_names(repo), script_codes(repo)
-    helper = helper_commands(repo)
+    helper, defaults = helper_commands(repo), contract_defaults(repo)
     for page in pages(repo):
         check_flags(repo, page, flags, problems)
         check_settings(repo, page, names, problems)
         check_exits(repo, page, codes, problems)
         check_count(repo, page, len(flags), problems)
         check_helper(repo, page, helper, problems)
+        check_defaults(repo, page, defaults, problems)
     scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # What the docs claim about the code is checked against the code (issue 32
-# point 6): flags given to a numbered script, MVP_* names, exit codes a page
-# gives a script, the count of numbered scripts, `python -m mvp` commands,
-# docs/scripts.md's table and settings.md's rows, ARCHITECTURE.md's module
-# tables (tests/test_helper/check_claims.py says how each is read). Numbered script
-# names and links are docs_links.bats's. The checker runs on a tree given as
+# point 6): flags given to a numbered script, MVP_* names, a setting's
+# default, exit codes a page gives a script, the count of numbered scripts,
+# `python -m mvp` commands, docs/scripts.md's table and settings.md's rows,
+# ARCHITECTURE.md's module tables (tests/test_helper/check_claims.py says how
+# each is read). Numbered script names and links are docs_links.bats's. The checker runs on a tree given as
 # its argument, so that each kind of false claim is planted in a copy below.
 
 setup() {
@@ -22,7 +22,7 @@ copy_tree() {
   echo "$dest"
 }
 
-@test "docs claims: every flag, MVP_* name, exit code, settings row and module the pages name is what the code has" {
+@test "docs claims: every flag, MVP_* name and default, exit code, script count, helper command, table row and module the pages name is what the code has" {
   run "${CHECK[@]}" "$MVP_REPO"
   assert_output ""
   assert_success
@@ -35,7 +35,7 @@ copy_tree() {
   printf '%s\n' '' 'Run `41_submit_grpo_epoch1.sh --wait --no-such-flag` or `scripts/51_logs.sh ID --stepz | tail`.' \
     'Set MVP_NO_SUCH_SETTING=1; `70_render_sbatch.sh` exits 75 when busy.' \
     'Families: MVP_K8S_* is declared, MVP_NOWHERE_* is not.' '```' '52 ID --force-it' '```' \
-    "40-42's \`--queue\` is real, 50 \`--jsn\` is not." 'The check: `python -m mvp resumd ID`.' >>"$tree/docs/faults.md"
+    "40-42's \`--queue\` is real, 50 \`--jsn\` is not." 'The check: `python -m mvp resumd ID`; `MVP_LOG_SYNC_SECONDS` (45; 0: off).' >>"$tree/docs/faults.md"
   local n row first
   n=$(wc -l <"$tree/docs/faults.md")
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
@@ -62,6 +62,7 @@ docs/faults.md:$((n - 6)): names MVP_NO_SUCH_SETTING, which config/settings.cont
 docs/faults.md:$((n - 5)): names MVP_NOWHERE_*, which config/settings.contract does not declare
 docs/faults.md:$((n - 6)): says 70_render_sbatch.sh exits 75, a code its code never gives
 docs/faults.md:$n: names python -m mvp resumd, which is no command of helpers/mvp/__main__.py
+docs/faults.md:$n: says MVP_LOG_SYNC_SECONDS defaults to 45; config/settings.contract says 30
 docs/scripts.md: its table has no row for 72_build_image.sh
 docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at line ${first%%:*})
 check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
