@@ -18,7 +18,8 @@ is true (issue 32 point 6, "docs that cannot lie"):
   NAME=N constant in the script, in a scripts/lib function it calls (through
   the call graph) or, when it calls the Python helper, in helpers/mvp;
 - `python -m mvp COMMAND` names a command of the helper;
-- docs/settings.md has each setting once;
+- docs/settings.md has each setting once; docs/testing.md's table names each
+  tier's bats files with their number of tests;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (a package
   as `nightly/`) and every file of scripts/lib/, and nothing that is not there.
 Numbered script names themselves are check_docs.py's (docs_links.bats).
@@ -178,6 +179,24 @@ def check_defaults(repo: Path, page: Path, defaults: dict, problems: list) -> No
                 problems.append(f"{name}:{number_}: says {setting} defaults to {said}; config/settings.contract says {real}")
 
 
+def check_tier_table(repo: Path, problems: list) -> None:
+    """testing.md's table: each tier's row names every bats file of the tier
+    with its number of tests, and no other file."""
+    text = (repo / "docs" / "testing.md").read_text(encoding="utf-8")
+    for tier, cell in re.findall(r"^\| `tests/([\w-]+)/` \| (.*?) \|", text, re.M):
+        said = {n: int(c) for n, c in re.findall(r"`([\w-]+)` \((\d+)", cell)}
+        real = {f.stem: len(re.findall(r"^@test ", f.read_text(encoding="utf-8"), re.M))
+                for f in (repo / "tests" / tier).glob("*.bats")}
+        for file in sorted(set(said) | set(real)):
+            row = f"docs/testing.md: its tests/{tier}/ row"
+            if file not in said:
+                problems.append(f"{row} lacks {file} ({real[file]} tests)")
+            elif file not in real:
+                problems.append(f"{row} names {file}, which tests/{tier}/ does not have")
+            elif said[file] != real[file]:
+                problems.append(f"{row} gives {file} {said[file]} tests; it has {real[file]}")
+
+
 def contract_names(repo: Path) -> set:
     text = (repo / "config" / "settings.contract").read_text(encoding="utf-8")
     return set(re.findall(r"^([A-Z][A-Z0-9_*]*)\s*$", text, re.M))
@@ -310,6 +329,7 @@ def main() -> int:
     settings_rows(repo, problems)
     stale_allowed(repo, problems)
     check_architecture(repo, problems)
+    check_tier_table(repo, problems)
     print("\n".join(problems), end="\n" if problems else "")
     return 1 if problems else 0
 

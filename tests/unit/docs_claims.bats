@@ -2,7 +2,7 @@
 # What the docs claim about the code is checked against the code (issue 32
 # point 6): flags given to a numbered script, MVP_* names, a setting's
 # default, exit codes a page gives a script, the count of numbered scripts,
-# `python -m mvp` commands, docs/scripts.md's table and settings.md's rows,
+# `python -m mvp` commands, the tables of scripts.md, settings.md and testing.md,
 # ARCHITECTURE.md's module tables (tests/test_helper/check_claims.py says how
 # each is read). Numbered script names and links are docs_links.bats's. The checker runs on a tree given as
 # its argument, so that each kind of false claim is planted in a copy below.
@@ -14,11 +14,11 @@ setup() {
 
 copy_tree() {
   local dest=$BATS_TEST_TMPDIR/tree
-  mkdir -p "$dest/tests/integration"
+  mkdir -p "$dest/tests"
   cp -r "$MVP_REPO/README.md" "$MVP_REPO/docs" "$MVP_REPO/scripts" "$MVP_REPO/config" "$MVP_REPO/helpers" \
     "$MVP_REPO/bench" "$MVP_REPO/shared-layout.txt" "$dest/"
   cp "$MVP_REPO/tests/run" "$dest/tests/"
-  cp "$MVP_REPO/tests/integration/admission.bats" "$dest/tests/integration/"
+  (cd "$MVP_REPO" && cp --parents tests/*/*.bats "$dest/")
   echo "$dest"
 }
 
@@ -51,6 +51,12 @@ copy_tree() {
   echo '"""A module no table names."""' >"$tree/helpers/mvp/unlisted.py"
   touch "$tree/scripts/lib/unlisted.sh"
   sed -i 's/MVP_TEST_REPEAT/MVP_RENAMED_REPEAT/g' "$tree/tests/integration/admission.bats"
+  # A tier table that miscounts: a test more in one file, a file gone, a file new.
+  printf '%s\n' '@test "one more" {' '  true' '}' >>"$tree/tests/slurm/slurm_jobs.bats"
+  rm "$tree/tests/kuberay/kuberay_nightly.bats"
+  cp "$tree/tests/ssh/ssh_faults.bats" "$tree/tests/ssh/ssh_new.bats"
+  local slurm ssh_faults
+  slurm=$(grep -c '^@test ' "$tree/tests/slurm/slurm_jobs.bats") ssh_faults=$(grep -c '^@test ' "$tree/tests/ssh/ssh_faults.bats")
   run "${CHECK[@]}" "$tree"
   assert_failure 1
   assert_output "README.md:$readme_line: says twenty numbered scripts; scripts/ has ${#scripts[@]}
@@ -68,7 +74,10 @@ docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at
 check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
 docs/ARCHITECTURE.md: its helpers/mvp table lacks kv.py
 docs/ARCHITECTURE.md: its helpers/mvp table lacks unlisted.py
-docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh"
+docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh
+docs/testing.md: its tests/slurm/ row gives slurm_jobs $((slurm - 1)) tests; it has $slurm
+docs/testing.md: its tests/kuberay/ row names kuberay_nightly, which tests/kuberay/ does not have
+docs/testing.md: its tests/ssh/ row lacks ssh_new ($ssh_faults tests)"
 }
 
 @test "docs claims: an exit code the code gives (75: a lock held elsewhere, reached through mvp::run::with_lock) passes for the script that reaches it" {
