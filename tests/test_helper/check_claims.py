@@ -18,6 +18,8 @@ is true (issue 32 point 6, "docs that cannot lie"):
   NAME=N constant in the script, in a scripts/lib function it calls (through
   the call graph) or, when it calls the Python helper, in helpers/mvp;
 - `python -m mvp COMMAND` names a command of the helper;
+- a repository path a page names (`helpers/mvp/cluster.py`, `config/nightly.yaml`)
+  exists, but for patterns, make targets and NOT_IN_REPO;
 - docs/settings.md has each setting once; docs/testing.md's table names each
   tier's bats files with their number of tests;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (a package
@@ -197,6 +199,30 @@ def check_tier_table(repo: Path, problems: list) -> None:
                 problems.append(f"{row} gives {file} {said[file]} tests; it has {real[file]}")
 
 
+REPO_PATH = re.compile(r"(?<![\w/.<$-])((?:scripts|helpers|templates|config|tests|bench|docs|\.ci)/[\w./*{},<>-]*[\w*}>/])")
+# Paths a page may name that are not in the checkout, each with why.
+NOT_IN_REPO = {
+    "config/local.env": "the user's own config file, made by the user",
+    "config/job_spec.json": "a job directory's file (<job dir>/config/), not the repo's",
+    "config/runtime_env.json": "a job directory's file",
+    "config/submit_cmd.txt": "a job directory's file",
+    "tests/artifacts": "made by tests/integration/nightly.bats (gitignored)",
+}
+
+
+def check_paths(repo: Path, page: Path, problems: list) -> None:
+    """A repo path a page names (scripts/..., helpers/..., config/...) exists;
+    a pattern (*, {a,b}, <name>, NN_) or `make docs/...` target is not a path."""
+    name = page.relative_to(repo)
+    for number_, line, _ in lines_of(page):
+        for match in REPO_PATH.finditer(line):
+            path = match.group(1).rstrip("/.")
+            if any(c in path for c in "*{}<>") or "NN_" in path or line[: match.start()].endswith("make "):
+                continue
+            if path not in NOT_IN_REPO and not (repo / path).exists():
+                problems.append(f"{name}:{number_}: names {path}, which is not in the repository")
+
+
 def contract_names(repo: Path) -> set:
     text = (repo / "config" / "settings.contract").read_text(encoding="utf-8")
     return set(re.findall(r"^([A-Z][A-Z0-9_*]*)\s*$", text, re.M))
@@ -325,6 +351,7 @@ def main() -> int:
         check_count(repo, page, len(flags), problems)
         check_helper(repo, page, helper, problems)
         check_defaults(repo, page, defaults, problems)
+        check_paths(repo, page, problems)
     scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)

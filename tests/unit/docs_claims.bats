@@ -2,9 +2,10 @@
 # What the docs claim about the code is checked against the code (issue 32
 # point 6): flags given to a numbered script, MVP_* names, a setting's
 # default, exit codes a page gives a script, the count of numbered scripts,
-# `python -m mvp` commands, the tables of scripts.md, settings.md and testing.md,
-# ARCHITECTURE.md's module tables (tests/test_helper/check_claims.py says how
-# each is read). Numbered script names and links are docs_links.bats's. The checker runs on a tree given as
+# `python -m mvp` commands, repository paths, the tables of scripts.md,
+# settings.md and testing.md, ARCHITECTURE.md's module tables
+# (tests/test_helper/check_claims.py says how each is read). Numbered script
+# names and links are docs_links.bats's. The checker runs on a tree given as
 # its argument, so that each kind of false claim is planted in a copy below.
 
 setup() {
@@ -14,15 +15,13 @@ setup() {
 
 copy_tree() {
   local dest=$BATS_TEST_TMPDIR/tree
-  mkdir -p "$dest/tests"
-  cp -r "$MVP_REPO/README.md" "$MVP_REPO/docs" "$MVP_REPO/scripts" "$MVP_REPO/config" "$MVP_REPO/helpers" \
-    "$MVP_REPO/bench" "$MVP_REPO/shared-layout.txt" "$dest/"
-  cp "$MVP_REPO/tests/run" "$dest/tests/"
-  (cd "$MVP_REPO" && cp --parents tests/*/*.bats "$dest/")
+  mkdir -p "$dest"
+  # What the pages name: the checkout's files, ignored ones left out (a page may name any of them).
+  (cd "$MVP_REPO" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$dest")
   echo "$dest"
 }
 
-@test "docs claims: every flag, MVP_* name and default, exit code, script count, helper command, table row and module the pages name is what the code has" {
+@test "docs claims: every flag, MVP_* name and default, exit code, script count, helper command, path, table row and module the pages name is what the code has" {
   run "${CHECK[@]}" "$MVP_REPO"
   assert_output ""
   assert_success
@@ -35,7 +34,7 @@ copy_tree() {
   printf '%s\n' '' 'Run `41_submit_grpo_epoch1.sh --wait --no-such-flag` or `scripts/51_logs.sh ID --stepz | tail`.' \
     'Set MVP_NO_SUCH_SETTING=1; `70_render_sbatch.sh` exits 75 when busy.' \
     'Families: MVP_K8S_* is declared, MVP_NOWHERE_* is not.' '```' '52 ID --force-it' '```' \
-    "40-42's \`--queue\` is real, 50 \`--jsn\` is not." 'The check: `python -m mvp resumd ID`; `MVP_LOG_SYNC_SECONDS` (45; 0: off).' >>"$tree/docs/faults.md"
+    "40-42's \`--queue\` is real, 50 \`--jsn\` is not." 'The check: `python -m mvp resumd ID`; `MVP_LOG_SYNC_SECONDS` (45; 0: off); see `helpers/mvp/nowhere.py`.' >>"$tree/docs/faults.md"
   local n row first
   n=$(wc -l <"$tree/docs/faults.md")
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
@@ -55,7 +54,8 @@ copy_tree() {
   printf '%s\n' '@test "one more" {' '  true' '}' >>"$tree/tests/slurm/slurm_jobs.bats"
   rm "$tree/tests/kuberay/kuberay_nightly.bats"
   cp "$tree/tests/ssh/ssh_faults.bats" "$tree/tests/ssh/ssh_new.bats"
-  local slurm ssh_faults
+  local slurm ssh_faults kuberay_line
+  kuberay_line=$(grep -n -m1 'tests/kuberay/kuberay_nightly.bats' "$tree/docs/runtimes/kuberay.md" | cut -d: -f1)
   slurm=$(grep -c '^@test ' "$tree/tests/slurm/slurm_jobs.bats") ssh_faults=$(grep -c '^@test ' "$tree/tests/ssh/ssh_faults.bats")
   run "${CHECK[@]}" "$tree"
   assert_failure 1
@@ -69,6 +69,8 @@ docs/faults.md:$((n - 5)): names MVP_NOWHERE_*, which config/settings.contract d
 docs/faults.md:$((n - 6)): says 70_render_sbatch.sh exits 75, a code its code never gives
 docs/faults.md:$n: names python -m mvp resumd, which is no command of helpers/mvp/__main__.py
 docs/faults.md:$n: says MVP_LOG_SYNC_SECONDS defaults to 45; config/settings.contract says 30
+docs/faults.md:$n: names helpers/mvp/nowhere.py, which is not in the repository
+docs/runtimes/kuberay.md:$kuberay_line: names tests/kuberay/kuberay_nightly.bats, which is not in the repository
 docs/scripts.md: its table has no row for 72_build_image.sh
 docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at line ${first%%:*})
 check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
