@@ -20,6 +20,7 @@ is true (issue 32 point 6, "docs that cannot lie"):
 - `python -m mvp COMMAND` names a command of the helper;
 - a repository path a page names (`helpers/mvp/cluster.py`, `config/nightly.yaml`)
   exists, but for patterns, make targets and NOT_IN_REPO;
+- "the v1.1 runbook spec, point N" (in a page or the code) is a point of docs/spec.md;
 - docs/settings.md has each setting once; docs/testing.md's table names each
   tier's bats files with their number of tests;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (a package
@@ -223,6 +224,23 @@ def check_paths(repo: Path, page: Path, problems: list) -> None:
                 problems.append(f"{name}:{number_}: names {path}, which is not in the repository")
 
 
+SPEC_CITE = re.compile(r"spec(?:\.md)?,? points? (\d+)(?: and (\d+))?")
+
+
+def check_spec_citations(repo: Path, problems: list) -> None:
+    """"the v1.1 runbook spec, point N" anywhere in the code or the pages names a
+    numbered point of docs/spec.md."""
+    points = set(re.findall(r"^## (\d+)\. ", (repo / "docs" / "spec.md").read_text(encoding="utf-8"), re.M))
+    roots = ["README.md", "shared-layout.txt", "docs", "scripts", "helpers", "templates", "config"]
+    files = [f for root in roots for f in ([repo / root] if (repo / root).is_file() else (repo / root).rglob("*"))
+             if f.is_file() and f.suffix in ("", ".md", ".py", ".sh", ".yaml", ".txt", ".contract")]
+    for file in files:
+        for number_, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            for cited in (n for m in SPEC_CITE.findall(line) for n in m if n):
+                if cited not in points:
+                    problems.append(f"{file.relative_to(repo)}:{number_}: cites the spec's point {cited}; docs/spec.md has none")
+
+
 def contract_names(repo: Path) -> set:
     text = (repo / "config" / "settings.contract").read_text(encoding="utf-8")
     return set(re.findall(r"^([A-Z][A-Z0-9_*]*)\s*$", text, re.M))
@@ -357,6 +375,7 @@ def main() -> int:
     stale_allowed(repo, problems)
     check_architecture(repo, problems)
     check_tier_table(repo, problems)
+    check_spec_citations(repo, problems)
     print("\n".join(problems), end="\n" if problems else "")
     return 1 if problems else 0
 

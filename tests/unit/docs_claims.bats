@@ -2,9 +2,10 @@
 # What the docs claim about the code is checked against the code (issue 32
 # point 6): flags given to a numbered script, MVP_* names, a setting's
 # default, exit codes a page gives a script, the count of numbered scripts,
-# `python -m mvp` commands, repository paths, the tables of scripts.md,
-# settings.md and testing.md, ARCHITECTURE.md's module tables
-# (tests/test_helper/check_claims.py says how each is read). Numbered script
+# `python -m mvp` commands, repository paths, citations of docs/spec.md's
+# points, the tables of scripts.md, settings.md and testing.md,
+# ARCHITECTURE.md's module tables (tests/test_helper/check_claims.py says how
+# each is read). Numbered script
 # names and links are docs_links.bats's. The checker runs on a tree given as
 # its argument, so that each kind of false claim is planted in a copy below.
 
@@ -21,7 +22,7 @@ copy_tree() {
   echo "$dest"
 }
 
-@test "docs claims: every flag, MVP_* name and default, exit code, script count, helper command, path, table row and module the pages name is what the code has" {
+@test "docs claims: every flag, MVP_* name and default, exit code, script count, helper command, path, spec point, table row and module the pages name is what the code has" {
   run "${CHECK[@]}" "$MVP_REPO"
   assert_output ""
   assert_success
@@ -54,6 +55,7 @@ copy_tree() {
   printf '%s\n' '@test "one more" {' '  true' '}' >>"$tree/tests/slurm/slurm_jobs.bats"
   rm "$tree/tests/kuberay/kuberay_nightly.bats"
   cp "$tree/tests/ssh/ssh_faults.bats" "$tree/tests/ssh/ssh_new.bats"
+  sed -i 's/(docs\/spec.md, point 9)/(docs\/spec.md, point 99)/' "$tree/templates/jobspecs/ppo.yaml"
   local slurm ssh_faults kuberay_line
   kuberay_line=$(grep -n -m1 'tests/kuberay/kuberay_nightly.bats' "$tree/docs/runtimes/kuberay.md" | cut -d: -f1)
   slurm=$(grep -c '^@test ' "$tree/tests/slurm/slurm_jobs.bats") ssh_faults=$(grep -c '^@test ' "$tree/tests/ssh/ssh_faults.bats")
@@ -79,7 +81,8 @@ docs/ARCHITECTURE.md: its helpers/mvp table lacks unlisted.py
 docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh
 docs/testing.md: its tests/slurm/ row gives slurm_jobs $((slurm - 1)) tests; it has $slurm
 docs/testing.md: its tests/kuberay/ row names kuberay_nightly, which tests/kuberay/ does not have
-docs/testing.md: its tests/ssh/ row lacks ssh_new ($ssh_faults tests)"
+docs/testing.md: its tests/ssh/ row lacks ssh_new ($ssh_faults tests)
+templates/jobspecs/ppo.yaml:1: cites the spec's point 99; docs/spec.md has none"
 }
 
 @test "docs claims: an exit code the code gives (75: a lock held elsewhere, reached through mvp::run::with_lock) passes for the script that reaches it" {
