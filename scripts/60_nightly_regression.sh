@@ -6,7 +6,7 @@
 # PPO twice, GRPO and SFT through 40, 40, 41, 42; a JobSpec or a verl command
 # line through 43) one after another (each needs every
 # GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
-# judges every job against seed 004's Definition of Done and writes
+# judges every job against the v1.1 runbook spec (docs/spec.md) and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
 # and regressions/index.html (every night, with trend charts); judges each
 # job's figures against its own history too (check `regression`); tells

@@ -1,6 +1,6 @@
 """The two YAML inputs of a submission, checked before anything is written:
 the Ray base config (templates/configs/*.yaml) and the training JobSpec
-(templates/jobspecs/*.yaml, seed 004 section 3.1)."""
+(templates/jobspecs/*.yaml; the v1.1 runbook spec, point 5: docs/spec.md)."""
 import re
 from typing import Any
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034  # mvp::rt::derive sets settings that config.sh, helper.sh and the scripts read
 # Runtime "ssh": the nodes are containers (or hosts) the compute platform
 # created; the runbook only reaches them over SSH to start Ray, submit jobs
-# and collect results (seed 004 section 6). Every node sees the shared
+# and collect results (the v1.1 runbook spec, point 13: docs/spec.md). Every node sees the shared
 # storage at SHARED_ROOT, and so does the host that runs the runbook (the head
 # itself or a bastion), at MVP_HOST_SHARED_DIR.
 #

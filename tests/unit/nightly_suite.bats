@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The nightly's suite file (MVP_NIGHTLY_SUITE, default config/nightly.yaml;
-# helpers/mvp/nightly/suite.py): the default suite is seed 004's four jobs,
+# helpers/mvp/nightly/suite.py): the default suite is the four jobs of docs/spec.md, point 12,
 # planned exactly as 60 planned them before the file existed; a team's own
 # suite (a JobSpec, a verl command line) shows in 60's --dry-run; every rule
 # of the file refuses a planted bad one with one ERROR line naming the file
@@ -39,7 +39,7 @@ refused() {
   [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
 }
 
-@test "the default suite (config/nightly.yaml) plans seed 004's jobs exactly as 60 planned them before the suite file" {
+@test "the default suite (config/nightly.yaml) plans the spec's four jobs exactly as 60 planned them before the suite file" {
   T=$MVP_JOB_TIMEOUT
   plan
   assert_success

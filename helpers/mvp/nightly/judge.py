@@ -1,4 +1,4 @@
-"""Each nightly job judged against seed 004's Definition of Done, every check
+"""Each nightly job judged against the v1.1 runbook spec's points (docs/spec.md), every check
 with the evidence it was decided on, read from the job directory alone."""
 import re
 import shlex

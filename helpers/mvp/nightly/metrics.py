@@ -79,8 +79,8 @@ def _mean(rows: list, key: str) -> Optional[float]:
 
 
 def summarize(log_text: str, samples_per_step: Optional[float], gpus: Optional[int] = None) -> dict:
-    """Steps, mean step time and throughput, and SPS as seed 000 section 6
-    defines it: samples in the step / (rollout time + update time). SFT has no
+    """Steps, mean step time and throughput, and SPS as the v1.1 runbook spec
+    (docs/spec.md, point 12) defines it: samples in the step / (rollout time + update time). SFT has no
     rollout and prints no timings: its step time is tqdm's, and its throughput
     (tokens/s per GPU, as perf/throughput) is train/global_tokens over it."""
     rows = step_lines(log_text)
