@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import admission, bundle, fsutil, gpus, jobdir, jobspec, kv, log, profile, redact
+from . import admission, bundle, fingerprint, fsutil, gpus, jobdir, jobspec, kv, log, profile, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -101,6 +101,7 @@ def _submit(args, settings, cli) -> int:
     plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, args.ray_config_name)
+    files["fingerprint.json"] = fingerprint.submitted(settings)
     log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
     for line in plan.data_lines:
         log.info(f"preflight: {line}")
