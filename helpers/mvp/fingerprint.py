@@ -28,6 +28,7 @@ FILES = {name: rel for name, rel, _ in JOB_FILES}
 FIRST = ("snapshot.id", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",
          "ray", "image", "runtime", "auth_mode", "cluster.nodes", "cluster.workers", "cluster.worker_cpus",
          "cluster.worker_gpus", "packages.sha256")
+HEX = frozenset("0123456789abcdef")
 # Versions that have a key of their own: not repeated as a package.
 OWN_KEYS = ("torch", "ray")
 
@@ -142,18 +143,19 @@ def diff(old: dict, new: dict) -> dict:
             "changed": {k: [old[k], new[k]] for k in sorted(old.keys() & new.keys()) if old[k] != new[k]}}
 
 
-def is_empty(d: Optional[dict]) -> bool:
-    return not d or not (d.get("added") or d.get("removed") or d.get("changed"))
-
-
 def _order(key: str) -> tuple:
     return (FIRST.index(key) if key in FIRST else len(FIRST), key)
 
 
+def _short(value):
+    """A sha256 as its first 12 hex digits (as git shows a commit)."""
+    return value[:12] if isinstance(value, str) and len(value) == 64 and all(c in HEX for c in value) else value
+
+
 def changes(d: dict) -> list:
     """Each difference as a phrase, the keys a person reads first first:
-    'torch 2.13.0 -> 2.14.0', 'package.x added (1.0)', 'package.y removed (2.0)'."""
-    out = [(k, f"{k.removeprefix('package.')} {old} -> {new}") for k, (old, new) in d.get("changed", {}).items()]
+    'torch 2.13.0 -> 2.14.0', 'x added (1.0)', 'y removed (2.0)' (x, y packages)."""
+    out = [(k, f"{k.removeprefix('package.')} {_short(old)} -> {_short(new)}") for k, (old, new) in d.get("changed", {}).items()]
     out += [(k, f"{k.removeprefix('package.')} added ({v})") for k, v in d.get("added", {}).items()]
     out += [(k, f"{k.removeprefix('package.')} removed ({v})") for k, v in d.get("removed", {}).items()]
     return [phrase for _, phrase in sorted(out, key=lambda kp: _order(kp[0]))]

@@ -79,7 +79,7 @@ def packages() -> dict:
         name = (dist.metadata["Name"] or "").lower().replace("_", "-")
         if name:
             found[name] = dist.version
-    lines = [f"{name}=={version}" for name, version in sorted(found.items())]
+    lines = sorted(f"{name}=={version}" for name, version in found.items())
     return {"count": len(lines), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest(), "list": lines}
 
 
