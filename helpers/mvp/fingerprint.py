@@ -148,8 +148,8 @@ def _order(key: str) -> tuple:
 
 
 def _short(value):
-    """A sha256 as its first 12 hex digits (as git shows a commit)."""
-    return value[:12] if isinstance(value, str) and len(value) == 64 and all(c in HEX for c in value) else value
+    """A sha256 or a git commit as its first 12 hex digits (report.json keeps them whole)."""
+    return value[:12] if isinstance(value, str) and len(value) in (40, 64) and all(c in HEX for c in value) else value
 
 
 def changes(d: dict) -> list:

@@ -50,8 +50,10 @@ print(json.dumps(eval(sys.argv[2])))' "$ROOT" "$1"
          and .changed["ray"] == ["2.60.0", "10.0.0.1 2.60.0, 10.0.0.2 2.60.0, 10.0.0.3 2.61.0"]' <<<"$output"
   # torch and ray have keys of their own: not repeated as packages.
   jq -e '.changed | has("package.torch") | not' <<<"$output"
+  # The snapshot first, then the versions; a commit or digest as its first 12 hex digits.
+  run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "e", commit="a" * 40), flat(ROOT, "f", code_id="codeB", commit="b" * 40, torch="2.14.0")))[:4]'
+  assert_output '["snapshot.id codeA -> codeB", "snapshot.commit aaaaaaaaaaaa -> bbbbbbbbbbbb", "snapshot.files_sha256 sha-of-codeA -> sha-of-codeB", "torch 2.13.0 -> 2.14.0"]'
   run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "d", torch="2.14.0")))'
-  # A digest is shown as its first 12 hex digits.
   jq -e 'length == 2 and .[0] == "torch 2.13.0 -> 2.14.0" and (.[1] | test("^packages.sha256 [0-9a-f]{12} -> [0-9a-f]{12}$"))' <<<"$output"
 }
 
