@@ -16,6 +16,7 @@ flatten() makes it a flat {key: value}; diff() compares two of those; the
 nightly keeps each night's in regressions/fingerprints.json and names what
 changed since the last good night."""
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -34,10 +35,13 @@ OWN_KEYS = ("torch", "ray")
 
 
 def submitted(settings) -> str:
-    """config/fingerprint.json: what the submitter knows (no call made)."""
+    """config/fingerprint.json: what the submitter knows (no call made). The
+    auth mode is the one its Ray clients use (RAY_AUTH_MODE, which the
+    runbook sets for MVP_RAY_AUTH=token and KubeRay's pods for MVP_K8S_AUTH=1)."""
     image = {"compose": settings.image, "kuberay": settings.k8s_image}.get(settings.runtime)
+    auth = "token" if os.environ.get("RAY_AUTH_MODE") == "token" else "off"
     return json.dumps({"runtime": settings.runtime, "cluster_name": settings.cluster_name,
-                       "auth_mode": settings.ray_auth, "image": image}, indent=2, sort_keys=True) + "\n"
+                       "auth_mode": auth, "image": image}, indent=2, sort_keys=True) + "\n"
 
 
 def snapshot(code_path: str, code_id: Optional[str]) -> dict:

@@ -101,12 +101,12 @@ def _submit(args, settings, cli) -> int:
     plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)
     redactor = Redactor(redact.secret_values(plan.env_vars))
     files = _config_files(plan, spec, args.jobspec_name, ray_cfg, args.ray_config_name)
-    files["fingerprint.json"] = fingerprint.submitted(settings)
     log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
     for line in plan.data_lines:
         log.info(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
+    files["fingerprint.json"] = fingerprint.submitted(settings)
     dash = Dashboard(plan.address)
     _check_cluster(dash, plan, settings)
     # The check and the submit are one step for this cluster: admission's
