@@ -114,16 +114,27 @@ def _same_or_each(values: dict) -> Optional[str]:
 
 
 def flatten(fp: dict) -> dict:
-    """{key: value (a string or None)} of a job's fingerprint, for diff()."""
+    """{key: value (a string or None)} of a job's fingerprint, for diff().
+    What the job did not record (no driver record, a node without a keeper)
+    has no key: not recording is no change."""
     snap, driver, cluster = fp.get("snapshot") or {}, fp.get("driver") or {}, fp.get("cluster") or {}
-    nodes = fp.get("nodes") or []
     flat = {f"snapshot.{k}": snap.get(k) for k in ("id", "commit", "files_sha256")}
-    flat.update({k: driver.get(k) for k in ("python", "torch", "cuda", "nccl", "gpu_driver")})
-    flat["ray"] = _same_or_each({n["ip"]: n.get("ray") for n in nodes}) if nodes else driver.get("ray")
+    recorded = fp.get("driver_recorded", True)
+    if recorded:
+        flat.update({k: driver.get(k) for k in ("python", "torch", "cuda", "nccl", "gpu_driver")})
+    rays = {n["ip"]: n["ray"] for n in fp.get("nodes") or [] if n.get("ray")}
+    ray = _same_or_each(rays) if rays else driver.get("ray")
+    if ray:
+        flat["ray"] = ray
     flat.update({k: cluster.get(k) for k in ("runtime", "auth_mode", "image")})
     flat.update({f"cluster.{k}": _text(cluster.get(k)) for k in ("nodes", "workers", "worker_cpus", "worker_gpus")})
-    packages = fp.get("packages") or {}
-    flat["packages.sha256"] = packages.get("sha256")
+    if recorded:
+        flat.update(_packages(fp.get("packages") or {}))
+    return flat
+
+
+def _packages(packages: dict) -> dict:
+    flat = {"packages.sha256": packages.get("sha256")}
     for line in packages.get("list") or []:
         name, _, version = line.partition("==")
         if name not in OWN_KEYS:

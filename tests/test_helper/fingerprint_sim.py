@@ -34,8 +34,11 @@ def snapshot(root: Path, code_id: str, commit=None) -> Path:
     return path
 
 
-def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, worker_ray="2.60.0", commit=None):
-    """A job directory with a planted environment; returns its fingerprint.json."""
+def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, worker_ray="2.60.0", commit=None,
+        unrecorded=()):
+    """A job directory with a planted environment, less the records named in
+    `unrecorded` ("driver", a node's ip): a job that ended before its
+    launcher's writer or a node's keeper wrote. Returns its fingerprint.json."""
     jd = root / "jobs" / sid
     fsutil.write_json(jd / "config/job_spec.json", {"resolved": {"code_id": code_id,
                                                                   "code_path": str(snapshot(root, code_id, commit))}})
@@ -55,6 +58,8 @@ def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, wo
     for ip, ray in (("10.0.0.2", "2.60.0"), ("10.0.0.3", worker_ray)):
         fsutil.write_json(runenv.node_file(jd, ip), {"ip": ip, "python": "3.11.7", "ray": ray, "torch": torch,
                                                      "cuda": None, "nccl": None, "gpu_driver": None})
+    for gone in unrecorded:
+        (jd / "logs/env/driver.json" if gone == "driver" else runenv.node_file(jd, gone)).unlink()
     fingerprint.write_job(jd, Dash())
     return json.loads((jd / "fingerprint.json").read_text())
 

@@ -103,6 +103,16 @@ print(json.dumps(eval(sys.argv[2])))' "$ROOT" "$1"
          "changed": {"snapshot.id": ["codeA", "codeB"]}}]' <<<"$output"
 }
 
+@test "night: a job that ended before its driver's or a node's record was written changes nothing: not recording is no change" {
+  run sim "[job(ROOT, 'p1'), job(ROOT, 's1', unrecorded=('driver', '10.0.0.3')),
+            fingerprints.of_night(ROOT / 'jobs', [{'name': 'ppo', 'submission_id': 'p1'}, {'name': 'sft', 'submission_id': 's1'}], 'codeA')
+            == fingerprint.flatten(job(ROOT, 'p1'))]"
+  assert_success
+  jq -e '.[1].driver_recorded == false and ([.[1].nodes[] | .ray_from] | index("not recorded")) == 2 and .[2] == true' <<<"$output"
+  run sim 'fingerprint.flatten(job(ROOT, "s2", unrecorded=("driver", "10.0.0.3")))'
+  jq -e '.ray == "2.60.0" and (has("torch") or has("packages.sha256") | not) and .["snapshot.id"] == "codeA"' <<<"$output"
+}
+
 @test "fingerprints.json keeps the last good night's fingerprint past KEEP_NIGHTS regressed nights; index.html lists the nights whose environment changed" {
   run sim '[night(ROOT, 1, True)] + [night(ROOT, d, False, torch="2.14.0") for d in range(2, 2 + fingerprints.KEEP_NIGHTS + 2)]'
   assert_success

@@ -19,8 +19,8 @@ SHOWN_IN_REPORT = 40
 
 
 def of_night(jobs_dir: Path, jobs: list, code_id: Optional[str]) -> dict:
-    """The night's flat fingerprint: a key every job agrees on has its value;
-    one the jobs differ on has 'job value; job value'. A night with no job
+    """The night's flat fingerprint: a key every job that has it agrees on
+    has its value; one they differ on has 'job value; job value'. A night with no job
     fingerprint (a step failed before the jobs) has its snapshot only."""
     flats = {}
     for job in jobs:
@@ -32,7 +32,7 @@ def of_night(jobs_dir: Path, jobs: list, code_id: Optional[str]) -> dict:
         return {"snapshot.id": code_id}
     night = {}
     for key in sorted({k for flat in flats.values() for k in flat}):
-        values = {name: flat.get(key) for name, flat in flats.items()}
+        values = {name: flat[key] for name, flat in flats.items() if key in flat}
         same = set(values.values())
         night[key] = same.pop() if len(same) == 1 else "; ".join(f"{n} {v}" for n, v in sorted(values.items()))
     return night
