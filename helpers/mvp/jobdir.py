@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import bundle, fsutil, log, log_keeper
+from . import bundle, fingerprint, fsutil, log, log_keeper
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 from .redact import Redactor
@@ -285,6 +285,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     }
     result.update(driver_location(job, node_ips, head_ids))
     bundle.cut_off(jd, result["status"])
+    fingerprint.write_job(jd, dash)
     fsutil.write_json(jd / "result.json", result)
     return result
 
@@ -304,6 +305,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_r
     result.update(driver_location(job, {}, set()))
     bundle.kept(jd, "final", result["message"])
     bundle.cut_off(jd, "LOST")
+    fingerprint.write_job(jd, None)
     fsutil.write_json(jd / "result.json", result)
     return result
 

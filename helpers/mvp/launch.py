@@ -5,10 +5,11 @@ Usage: python3 launch.py <job dir>
 
 Sets the job's private variables (helpers/jobenv/mvp_private_env.py), starts
 the keeper of the driver log's copy in the job directory and, through Ray, the
-keepers of each node's worker logs of the job (log_keeper.py) and, when the
-nightly asks, the watcher that interrupts the job at a step (stopper.py), prints
-where `verl` is imported from and which code snapshot PYTHONPATH
-selected, then replaces itself with the trainer, whose arguments it reads from
+keepers of each node's worker logs of the job (log_keeper.py), the writer of
+the versions and packages it runs with (runenv.py) and, when the nightly
+asks, the watcher that interrupts the job at a step (stopper.py), prints
+where `verl` is imported from and which code snapshot PYTHONPATH selected,
+then replaces itself with the trainer, whose arguments it reads from
 <job dir>/config/job_spec.json. The arguments never pass through a shell, so
 overrides with spaces, quotes, $(...) or ; arrive byte for byte."""
 import importlib.util
@@ -18,6 +19,7 @@ import re
 import sys
 
 import log_keeper  # beside this file, which is sys.path[0] until main() drops it
+import runenv
 import stopper
 
 
@@ -62,6 +64,7 @@ def main() -> int:
     # After private_env: the keeper masks the private values it inherits.
     log_keeper.start(sys.argv[1], float(resolved.get("log_sync_s", 30)))
     stopper.start(sys.argv[1], resolved.get("stop_at_step"))
+    runenv.start(sys.argv[1])
     precheck()
     # ~KEY (a delete) has no value.
     overrides = [key if value is None else f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]

@@ -29,6 +29,17 @@ DIRECTORIES = (
 )
 _PATHS = {name: rel for name, rel, _ in DIRECTORIES}
 
+# Files of a job directory (jobs/<submission id>/), relative to it: (name,
+# path, what it holds). shared-layout.txt lists them as comments (00 creates
+# no job directory).
+JOB_FILES = (
+    ("fingerprint", "fingerprint.json",
+     "the environment the job ran in, written when it is archived (fingerprint.py)"),
+    ("fingerprint_submitted", "config/fingerprint.json", "what the submitter knew: runtime, auth mode, image"),
+    ("env_driver", "logs/env/driver.json", "the driver's Python, torch, CUDA, NCCL, GPU driver, Ray; its packages"),
+    ("env_node", "logs/env/node-<ip>.json", "each node's versions, written by its log keeper (runenv.py)"),
+)
+
 
 class Layout:
     """The shared root's directories as attributes (layout.jobs, ...), and
@@ -62,6 +73,10 @@ def render() -> str:
     width = max(len(n) for n, _, _ in DIRECTORIES) + 2
     pwidth = max(len(p) for _, p, _ in DIRECTORIES) + 2
     lines += [f"{name:<{width}}{rel:<{pwidth}}# {what}" for name, rel, what in DIRECTORIES]
+    lines.append("# Files of each job directory, jobs/<submission id>/ (layout.JOB_FILES):")
+    fwidth = max(len(n) for n, _, _ in JOB_FILES) + 2
+    jwidth = max(len(p) for _, p, _ in JOB_FILES) + 2
+    lines += [f"#   {name:<{fwidth}}{rel:<{jwidth}}# {what}" for name, rel, what in JOB_FILES]
     return "\n".join(lines) + "\n"
 
 

@@ -35,10 +35,11 @@ import time
 from pathlib import Path
 
 try:
-    from . import fsutil, redact
+    from . import fsutil, redact, runenv
 except ImportError:  # loaded by launch.py as a top-level module
     import fsutil
     import redact
+    import runenv
 
 LIVE_NAME = "driver.live.log"
 # Written beside the copy once the keeper has made its last copy after the
@@ -355,6 +356,7 @@ class NodeKeeper:
                 import mvp_private_env  # beside the job's own: the masked values come from Ray's GCS store
                 mvp_private_env.load_in_worker()
             node = ray._private.worker._global_node  # this worker's node: its session logs, its address
+            runenv.write_node(job_dir, node.node_ip_address)
             logs = os.path.join(job_dir, "logs")
             keep_node(node.get_logs_dir_path(), os.path.join(logs, NODES_DIR, node.node_ip_address), job_hex,
                       node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
@@ -412,6 +414,7 @@ def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, no
     import ray
     logs = os.path.join(job_dir, "logs")
     ip = ray._private.worker._global_node.node_ip_address  # as NodeKeeper reads its node's
+    runenv.write_node(job_dir, ip)
     own = threading.Thread(name=node_id, target=keep_node, args=(
         logs_dir, os.path.join(logs, NODES_DIR, ip), job_hex, node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
         redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME)))

@@ -264,7 +264,9 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
            {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
            {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},
            {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""}, {"name": "MVP_NODE_SSH", "value": ""},
-           {"name": "MVP_JOB_ENV_NAMES", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"}]
+           {"name": "MVP_JOB_ENV_NAMES", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"},
+           # What a job's fingerprint records as its image (fingerprint.py).
+           {"name": "MVP_IMAGE", "value": ""}, {"name": "MVP_K8S_IMAGE", "value": k.image}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
     return {"spec": {"restartPolicy": "Never", "volumes": volumes, "containers": [{
         "name": "ray-job-submitter", "image": k.image, "command": command, "env": env, "volumeMounts": mounts,
@@ -369,7 +371,9 @@ def _nightly_env(k: K8s, cluster: str) -> list:
            {"name": "MVP_CLUSTER_NAME", "value": f"kuberay@{cluster}"},
            {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
            {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.env.get("MVP_VERL_SRC", ""))},
-           {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.env.get("MVP_MODEL_SOURCE", ""))}]
+           {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.env.get("MVP_MODEL_SOURCE", ""))},
+           # The pod's own image, as rendered: what the night's jobs record (fingerprint.py).
+           {"name": "MVP_K8S_IMAGE", "value": k.image}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
     env += [{"name": n, "value": _pod_path(k, v)} for n, v in sorted(k.env.items())
             if n.startswith("MVP_NIGHTLY_") and n not in k.settings]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import admission, bundle, fsutil, gpus, jobdir, jobspec, kv, log, profile, redact
+from . import admission, bundle, fingerprint, fsutil, gpus, jobdir, jobspec, kv, log, profile, redact
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
@@ -106,6 +106,7 @@ def _submit(args, settings, cli) -> int:
         log.info(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
+    files["fingerprint.json"] = fingerprint.submitted(settings)
     dash = Dashboard(plan.address)
     _check_cluster(dash, plan, settings)
     # The check and the submit are one step for this cluster: admission's

@@ -79,6 +79,14 @@ nightly() {
   assert_output ""
   run report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .status'
   assert_output FAILED
+  # Code and machines are night 1's (its data source is no part of them): the
+  # night's fingerprint is compared with night 1's, the last good one, and
+  # nothing changed, so the judge names no change beside grpo's failure.
+  run report_of "$RUN_ID" '.fingerprint_diff'
+  jq -e --arg good "$(<"$BATS_FILE_TMPDIR/night1")" '. == {"since": $good, "added": {}, "removed": {}, "changed": {}}' <<<"$output"
+  run report_of "$RUN_ID" '[has("fingerprint_changed"), .fingerprint["cluster.workers"], .fingerprint["snapshot.id"] == .code_id,
+    (.fingerprint.ray | test("^[0-9]+[.][0-9]+[.][0-9]+$")), .fingerprint.cuda] | @json'
+  assert_output '[false,"2",true,true,null]'
   local id
   id=$(report_of "$RUN_ID" '.jobs[] | select(.name == "grpo") | .submission_id')
   run bash -c "ls '$SHARED_ROOT/jobs/$id/debug' | sed -E 's/.*_final_(.*)\.json/\1/;t;d' | sort | xargs"

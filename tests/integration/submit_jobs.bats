@@ -144,6 +144,24 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 256)))" "$log"
   assert_output 1
   run jq -s '[.[] | select(.event == "submitted" and .host == "mvp11-ray-head")] | length' "$SHARED_ROOT/jobs/$id/logs/submit.log"
   assert_output 1
+  # The environment the job ran in (fingerprint.json, written when it was
+  # archived): Ray's version on every node as that node reports it, the
+  # cluster's shape as Ray listed it at submission, the driver's versions
+  # (none of CUDA, NCCL or a GPU driver on these CPU nodes) and packages.
+  local fp=$SHARED_ROOT/jobs/$id/fingerprint.json ray torch nodes
+  ray=$("$MVP_REPO/.venv/bin/python" -c 'import importlib.metadata as m; print(m.version("ray"))')
+  torch=$("$MVP_REPO/.venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))')
+  nodes=$(curl -fsS "$MVP_DASHBOARD/api/v0/nodes?detail=true" | jq -c '[.data.result.result[] | select(.state == "ALIVE")]')
+  jq -e --arg ray "$ray" --argjson nodes "$nodes" '(.nodes | length) == ($nodes | length) and ($nodes | length) == 3
+    and ([.nodes[].ip] | sort) == ([$nodes[].node_ip] | sort) and all(.nodes[]; .ray == $ray)
+    and ([.nodes[] | select(.head) | .ray_from] == ["the dashboard (the head'"'"'s Ray)"])
+    and ([.nodes[] | select(.head | not) | .ray_from] == ["the node'"'"'s log keeper", "the node'"'"'s log keeper"])' "$fp"
+  jq -e --argjson nodes "$nodes" '.cluster.runtime == "local" and .cluster.auth_mode == "off" and .cluster.nodes == 3
+    and .cluster.workers == 2 and (.cluster.worker_gpus | sort) == ([$nodes[] | select(.is_head_node | not) | .resources_total.GPU // 0] | sort)
+    and (.cluster.worker_cpus | sort) == ([$nodes[] | select(.is_head_node | not) | .resources_total.CPU] | sort)' "$fp"
+  jq -e --arg torch "$torch" --arg ray "$ray" '.snapshot.id == "standin" and (.snapshot.files_sha256 | test("^[0-9a-f]{64}$"))
+    and .driver.torch == $torch and .driver.ray == $ray and .driver.cuda == null and .driver.nccl == null
+    and .driver.gpu_driver == null and .packages.count > 50 and (.packages.sha256 | test("^[0-9a-f]{64}$"))' "$fp"
 }
 
 @test "41_submit_grpo_epoch1 and 42_submit_sft_minimal reach SUCCEEDED with the same layout" {

@@ -207,6 +207,7 @@ NOT_IN_REPO = {
     "config/job_spec.json": "a job directory's file (<job dir>/config/), not the repo's",
     "config/runtime_env.json": "a job directory's file",
     "config/submit_cmd.txt": "a job directory's file",
+    "config/fingerprint.json": "a job directory's file (what the submitter knew)",
     "tests/artifacts": "made by tests/integration/nightly.bats (gitignored)",
 }
 

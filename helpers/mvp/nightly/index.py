@@ -8,6 +8,7 @@ from html import escape
 from pathlib import Path
 
 from .. import fsutil
+from . import fingerprints
 from .history import FIGURES, REPLACED, figures, is_good
 from .report import attempt_links, page, verdict
 
@@ -157,7 +158,8 @@ def render(history: list, regressions: Path) -> str:
     body = (f"<h1>Nightly regressions</h1><p>{len(history)} nights, newest first; a job's cell names the checks it "
             f"failed.</p><table><tr><th>night</th><th>result</th>{head}</tr>{''.join(rows)}</table>"
             f"<h2>Trends</h2><p>Shaded: the band each night's figure was judged against (the median of the job's past good "
-            f"nights, plus or minus the tolerance); red: a regressed night.</p>{trends}")
+            f"nights, plus or minus the tolerance); red: a regressed night.</p>{trends}"
+            f"{fingerprints.index_section(regressions)}")
     return page("Nightly regressions", body)
 
 

@@ -4,7 +4,7 @@ import re
 import shlex
 from pathlib import Path
 
-from .. import bundle, ckpt_keep, fsutil, resumed, retry, workloads
+from .. import bundle, ckpt_keep, fingerprint, fsutil, resumed, retry, workloads
 from . import bands, metrics, resume
 
 REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
@@ -239,3 +239,33 @@ def summary_line(report: dict) -> str:
         return f"NIGHTLY PASS {run}: {len(report['jobs'])}/{len(report['jobs'])} jobs passed every check"
     what = "; ".join(f"{name} [{', '.join(checks)}]" for name, checks in failed)
     return f"NIGHTLY FAIL {run}: {len(failed)}/{len(report['jobs'])} jobs failed: {what}"
+
+
+# How many changes the judge's one line names (report.md lists them all).
+FINGERPRINT_NAMED = 4
+
+
+def fingerprint_line(diff: dict) -> str:
+    """One line naming what changed since the last good night, or "" when
+    nothing did (or there is no good night to compare with)."""
+    found = fingerprint.changes(diff or {})
+    if len(found) > 1:  # the package list's digest adds nothing to the changes it sums up
+        found = [f for f in found if not f.startswith("packages.sha256 ")]
+    if not found or not diff.get("since"):
+        return ""
+    more = f" (and {len(found) - FINGERPRINT_NAMED} more: report.md)" if len(found) > FINGERPRINT_NAMED else ""
+    return f"fingerprint changed since the last good night {diff['since']}: {', '.join(found[:FINGERPRINT_NAMED])}{more}"
+
+
+def name_changed_fingerprint(report: dict) -> None:
+    """Beside each failed check of the night (a regression, whatever found
+    it), the line naming the changed fingerprint: `fingerprint` of the check
+    and of the report. A night that passed, or whose fingerprint did not
+    change, gets nothing."""
+    line = fingerprint_line(report.get("fingerprint_diff"))
+    failed = [c for j in report["jobs"] for c in j["checks"] if c["passed"] is False]
+    if not line or not (failed or report.get("failed_step")):
+        return
+    report["fingerprint_changed"] = line
+    for check in failed:
+        check["fingerprint_changed"] = line

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import fsutil, kv
 from ..errors import MvpError
 from ..dashboard import Dashboard
-from . import history, index, judge, report, resume, retention
+from . import fingerprints, history, index, judge, report, resume, retention
 
 
 def input_manifests(settings) -> dict:
@@ -102,6 +102,7 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     }
     # A check not judged yet (passed: null) fails nothing.
     rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"])
+    fingerprints.add(rep, run_dir.parent, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
     fsutil.write_json(run_dir / "report.json", rep)
     fsutil.write_text(run_dir / "report.md", report.markdown(rep))

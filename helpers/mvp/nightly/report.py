@@ -1,7 +1,7 @@
 """report.md (for a terminal or a mail) and report.html (one static page)."""
 from html import escape
 
-from . import bandview
+from . import bandview, fingerprints
 
 
 def _fmt(value, digits=2) -> str:
@@ -36,6 +36,12 @@ def attempt_links(job: dict, to_jobs: str) -> str:
         f" {escape(str(a['status']))}" for i, a in enumerate(chain))
 
 
+def fingerprint_beside(job: dict) -> list:
+    """The judge's line on a changed fingerprint, once per job with a failed
+    check (judge.name_changed_fingerprint put it beside each)."""
+    return sorted({c["fingerprint_changed"] for c in job["checks"] if c.get("fingerprint_changed")})
+
+
 def word(passed) -> str:
     """A check's verdict: passed is True, False, or None (not judged yet)."""
     return "NOT JUDGED" if passed is None else "PASS" if passed else "FAIL"
@@ -47,6 +53,7 @@ def markdown(report: dict) -> str:
              f"- code snapshot: {report.get('code_id') or '-'}; log: {report['log']}", ""]
     if report.get("failed_step"):
         lines += [f"**Step {report['failed_step']} failed; no job was judged.**", ""]
+    lines += fingerprints.markdown(report)
     lines += ["| job | submission id | status | duration s | steps | step s | throughput | SPS | failed checks |",
               "|---|---|---|---|---|---|---|---|---|"]
     for j in report["jobs"]:
@@ -62,6 +69,7 @@ def markdown(report: dict) -> str:
                          + (f", resumed by {a['resumed_by']}" if a.get("resumed_by") else ""))
         for c in j["checks"]:
             lines.append(f"- {word(c['passed'])} {c['name']}: {c['evidence']}")
+        lines += [f"- {line}" for line in fingerprint_beside(j)]
         lines += bandview.markdown(j)
     lines += ["", report["summary"], ""]
     return "\n".join(lines)
@@ -93,13 +101,14 @@ def html(report: dict) -> str:
     details = "".join(
         f"<h2>{escape(j['name'])} <code>{escape(j['submission_id'] or '')}</code></h2><ul>"
         + "".join(f"<li>{verdict(c['passed'])} <b>{escape(c['name'])}</b>: {escape(c['evidence'])}</li>" for c in j["checks"])
+        + "".join(f"<li class=\"fingerprint\">{escape(line)}</li>" for line in fingerprint_beside(j))
         + "</ul>" + bandview.html(j) for j in report["jobs"])
     failed_step = (f"<p class=\"fail\">Step {escape(report['failed_step'])} failed; no job was judged.</p>"
                    if report.get("failed_step") else "")
     body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"
             f"<p>Started {escape(report['started_at'])}, finished {escape(report['finished_at'])}; "
             f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../index.html\">All nights</a></p>"
-            f"{failed_step}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
+            f"{failed_step}{fingerprints.html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
             f"<th>step s</th><th>throughput</th><th>SPS</th><th>checks</th></tr>{rows}</table>{details}"
             f"<p><code>{escape(report['summary'])}</code></p>")
     return page(f"Nightly {report['run_id']}", body)
