@@ -226,11 +226,13 @@ def check_paths(repo: Path, page: Path, problems: list) -> None:
 
 
 SPEC_CITE = re.compile(r"spec(?:\.md)?,? points? (\d+)(?: and (\d+))?")
+SEED_CITE = re.compile(r"\bseed 0\d\d\b")
 
 
 def check_spec_citations(repo: Path, problems: list) -> None:
     """"the v1.1 runbook spec, point N" anywhere in the code or the pages names a
-    numbered point of docs/spec.md."""
+    numbered point of docs/spec.md, and nothing cites the seed specifications
+    ("seed 004"), which are not in the repository."""
     points = set(re.findall(r"^## (\d+)\. ", (repo / "docs" / "spec.md").read_text(encoding="utf-8"), re.M))
     roots = ["README.md", "shared-layout.txt", "docs", "scripts", "helpers", "templates", "config"]
     files = [f for root in roots for f in ([repo / root] if (repo / root).is_file() else (repo / root).rglob("*"))
@@ -240,6 +242,9 @@ def check_spec_citations(repo: Path, problems: list) -> None:
             for cited in (n for m in SPEC_CITE.findall(line) for n in m if n):
                 if cited not in points:
                     problems.append(f"{file.relative_to(repo)}:{number_}: cites the spec's point {cited}; docs/spec.md has none")
+            if SEED_CITE.search(line):
+                problems.append(f"{file.relative_to(repo)}:{number_}: cites a seed specification the reader cannot find; "
+                                f"cite docs/spec.md's points")
 
 
 def contract_names(repo: Path) -> set:

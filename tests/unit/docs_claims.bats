@@ -56,6 +56,7 @@ copy_tree() {
   rm "$tree/tests/kuberay/kuberay_nightly.bats"
   cp "$tree/tests/ssh/ssh_faults.bats" "$tree/tests/ssh/ssh_new.bats"
   sed -i 's/(docs\/spec.md, point 9)/(docs\/spec.md, point 99)/' "$tree/templates/jobspecs/ppo.yaml"
+  echo "# as seed 004 says" >>"$tree/templates/jobspecs/grpo.yaml"
   local slurm ssh_faults kuberay_line
   kuberay_line=$(grep -n -m1 'tests/kuberay/kuberay_nightly.bats' "$tree/docs/runtimes/kuberay.md" | cut -d: -f1)
   slurm=$(grep -c '^@test ' "$tree/tests/slurm/slurm_jobs.bats") ssh_faults=$(grep -c '^@test ' "$tree/tests/ssh/ssh_faults.bats")
@@ -82,6 +83,7 @@ docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh
 docs/testing.md: its tests/slurm/ row gives slurm_jobs $((slurm - 1)) tests; it has $slurm
 docs/testing.md: its tests/kuberay/ row names kuberay_nightly, which tests/kuberay/ does not have
 docs/testing.md: its tests/ssh/ row lacks ssh_new ($ssh_faults tests)
+templates/jobspecs/grpo.yaml:$(wc -l <"$tree/templates/jobspecs/grpo.yaml"): cites a seed specification the reader cannot find; cite docs/spec.md's points
 templates/jobspecs/ppo.yaml:1: cites the spec's point 99; docs/spec.md has none"
 }
 
