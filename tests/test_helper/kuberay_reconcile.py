@@ -160,10 +160,18 @@ def replacement(pod: dict, prefix: str, taken: set, rng: random.Random) -> dict:
     return new
 
 
-def container_states() -> dict:
-    """name -> (state, exit code) of every container podman knows."""
-    out = subprocess.run(["podman", "ps", "-a", "--format", "json"], capture_output=True, text=True, check=True).stdout
-    return {n: (c.get("State", ""), int(c.get("ExitCode") or 0)) for c in json.loads(out or "[]") for n in c["Names"]}
+def container_states():
+    """name -> (state, exit code) of every container podman knows; None when
+    podman could not say (the pass is skipped, as a reconcile that fails to
+    list pods is retried)."""
+    ps = subprocess.run(["podman", "ps", "-a", "--format", "json"], capture_output=True, text=True)
+    try:
+        found = json.loads(ps.stdout or "[]") if ps.returncode == 0 else None
+    except ValueError:
+        found = None
+    if found is None:
+        return None
+    return {n: (c.get("State", ""), int(c.get("ExitCode") or 0)) for c in found for n in c.get("Names") or []}
 
 
 def start_pod(pod: dict, log) -> None:
@@ -227,7 +235,8 @@ def main(argv: list) -> int:
             f.write(f"{time.strftime('%H:%M:%S')} {line}\n")
 
     while True:
-        live, created = reconcile_once(live, container_states(), a.prefix, taken, rng, log)
+        states = container_states()
+        live, created = reconcile_once(live, states, a.prefix, taken, rng, log) if states is not None else (live, [])
         for pod in created:
             write_lines(Path(f"{live_path}.created"), [pod], "a")
             subprocess.run(["podman", "rm", "-f", "-t", "5", pod["replaces"]], capture_output=True)
