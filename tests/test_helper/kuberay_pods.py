@@ -41,8 +41,8 @@ PersistentVolumeClaim is the test's shared directory; an emptyDir of medium
 Memory at /dev/shm is podman's --shm-size.
 
 What happens when a Ray container ends (the kubelet's restart in place,
-KubeRay's delete and replacement): kuberay_reconcile.py; each Ray pod's
-podman --restart comes from its restartPolicy there. Before any pod, the
+KubeRay's delete and replacement): kuberay_reconcile.py, by each Ray pod's
+restartPolicy (restart_policy there). Before any pod, the
 file's RayClusters and RayJobs go through KubeRay's own refusals
 (helpers/mvp/kuberay_rules.py): what the operator would refuse never
 becomes a pod here.
@@ -62,7 +62,7 @@ from pathlib import Path
 import yaml
 
 from kuberay_pod_command import pod_command, value
-from kuberay_reconcile import restart_flags, restart_policy
+from kuberay_reconcile import restart_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "helpers"))
 from mvp import kuberay_rules  # noqa: E402  (the runbook's port of KubeRay's refusals)
@@ -184,7 +184,7 @@ def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, networ
             env += tokens
             policy = restart_policy(tspec)
             argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
-                    *restart_flags(policy), *env_args((container.get("env") or []) + env, {}),
+                    *env_args((container.get("env") or []) + env, {}),
                     *mounts(tspec, container, shared), *shared_memory(group, container), *limits(container)]
             init = []
             if role == "worker":

@@ -1,7 +1,7 @@
 """What Kubernetes and KubeRay v1.7.0 do when the Ray container of a
 RayCluster's pod ends, for the KubeRay tier's podman pods (tests/kuberay):
-podman's restart policy plays the kubelet, and a loop over the tier's pods
-(main below) plays the RayCluster controller's pod reconcile.
+a loop over the tier's pods (main below) plays both the kubelet's restart of
+a container and the RayCluster controller's pod reconcile.
 
 Read in ray-project/kuberay v1.7.0 (commit 59d663aeec13760646da3db9c1cf8cfe883e30b7)
 and re-stated here, not copied; RC is
@@ -18,14 +18,18 @@ ray-operator/controllers/ray/raycluster_controller.go:
   that ended non-zero; the pod keeps its name and address and stays
   Running. Otherwise the container stays ended, and a pod whose only
   container ended for good is Failed (non-zero exit) or Succeeded (0)
-  (kubelet getPhase, which shouldDeletePod cites, RC:1513-1514):
-  restart_flags (podman run --restart always / on-failure) and pod_phase.
-  Podman restarts at once; the kubelet waits 10 s, doubling up to 5 min
-  (CrashLoopBackOff): not imitated, a pod that keeps failing restarts
-  faster here. Podman restarts the same container, its files as they were;
-  the kubelet starts a new one from the image in the pod (its volumes kept):
-  a restarted Ray here finds the old session under /tmp/ray, which a new
-  `ray start` does not read (it makes a session directory of its own).
+  (kubelet getPhase, which shouldDeletePod cites, RC:1513-1514): pod_phase.
+  The restart is a new container from the image in the same pod (same
+  address and volumes; the init containers do not run again), so nothing
+  the ended one wrote outside a volume is left: here the loop removes the
+  ended container and runs the pod's argv again (same name and address),
+  not podman's --restart, which would start the same container, its files
+  as they were (a restarted worker's Ray joins the cluster's session
+  directory, and would find and serve the ended one's logs). The kubelet
+  restarts the first time at once and then backs off 10 s, doubling up to
+  5 min (CrashLoopBackOff; kuberuntime_manager.go doBackOff): restart_delay
+  (the back-off's reset after 10 min running is not imitated). The ended
+  container's log is kept, as `kubectl logs --previous` shows the last one.
 - shouldDeletePod (RC:1512-1560): a Failed or Succeeded pod is deleted
   (:1517-1524); a Running pod whose Ray container terminated is deleted when
   its restartPolicy is Never (:1525-1532), and left alone otherwise, its
@@ -65,11 +69,13 @@ the rendered clusters do not use.
 
 Usage: kuberay_reconcile.py LIVE.jsonl --prefix 10.89.K [--taken PODS.jsonl]...
 LIVE.jsonl holds the head and worker pods (kuberay_pods.py's lines) to keep;
-every 2 s the loop reads their containers' states, deletes the pods that
-should_delete says and creates their replacements, rewriting LIVE.jsonl and
-appending each new pod to LIVE.jsonl.created before starting it, and a line
-per decision to LIVE.jsonl.log. --taken: files whose pods' addresses are
-taken too (the submitter's, the CronJob's)."""
+every 2 s the loop reads their containers' states, restarts in place those
+the kubelet would (restartCount counts them), deletes the pods that
+should_delete says and creates their replacements, rewriting LIVE.jsonl,
+appending each new pod to LIVE.jsonl.created before starting it, a line per
+decision to LIVE.jsonl.log, and each ended container's log to
+LIVE.jsonl.previous/. --taken: files whose pods' addresses are taken too
+(the submitter's, the CronJob's)."""
 import argparse
 import json
 import os
@@ -94,9 +100,10 @@ def restart_policy(template_spec: dict) -> str:
     return policy
 
 
-def restart_flags(policy: str) -> list:
-    """podman run's --restart for the kubelet's restart of a pod's container."""
-    return {"Always": ["--restart", "always"], "OnFailure": ["--restart", "on-failure"], "Never": []}[policy]
+def restart_delay(restarts: int) -> int:
+    """Seconds the kubelet waits before restarting a container that ended
+    `restarts` times before: none the first time, then 10 doubling to 300."""
+    return 0 if restarts == 0 else min(10 * 2 ** (restarts - 1), 300)
 
 
 def pod_phase(policy: str, state: str, exit_code: int) -> str:
@@ -154,7 +161,8 @@ def replacement(pod: dict, prefix: str, taken: set, rng: random.Random) -> dict:
     """The pod the next reconcile creates for a deleted one of the same group."""
     name = new_name(pod, rng)
     ip = pod["ip"] if pod["role"] == "head" else next_ip(prefix, taken)
-    new = dict(pod, name=name, ip=ip, replaces=pod["name"], argv=renamed(pod["argv"], pod["name"], name, ip))
+    new = dict(pod, name=name, ip=ip, replaces=pod["name"], argv=renamed(pod["argv"], pod["name"], name, ip),
+               restartCount=0)
     new["init"] = [{"name": name + i["name"][len(pod["name"]):], "argv": renamed(i["argv"], pod["name"], name, ip)}
                    for i in pod.get("init", [])]
     return new
@@ -174,6 +182,24 @@ def container_states():
     return {n: (c.get("State", ""), int(c.get("ExitCode") or 0)) for c in found for n in c.get("Names") or []}
 
 
+def keep_log(live_path: Path, name: str, which) -> None:
+    """The ended container's log, as `kubectl logs --previous` keeps it."""
+    Path(f"{live_path}.previous").mkdir(exist_ok=True)
+    with open(f"{live_path}.previous/{name}.{which}.log", "w", encoding="utf-8") as f:
+        subprocess.run(["podman", "logs", name], stdout=f, stderr=subprocess.STDOUT)
+
+
+def restart_in_place(pod: dict, live_path: Path, busy: set, log) -> None:
+    """The kubelet's restart: after its back-off, a new container of the
+    pod's argv (name, address, volumes) in place of the ended one."""
+    time.sleep(restart_delay(pod["restartCount"] - 1))
+    keep_log(live_path, pod["name"], pod["restartCount"] - 1)
+    subprocess.run(["podman", "rm", "-f", "-t", "5", pod["name"]], capture_output=True)
+    if subprocess.run(["podman", "run", "-d", *pod["argv"]], capture_output=True).returncode:
+        log(f"pod {pod['name']}: its container did not start again")
+    busy.discard(pod["name"])
+
+
 def start_pod(pod: dict, log) -> None:
     """As the kubelet starts a pod: its init containers to a good end (180 s
     each), then its container."""
@@ -185,16 +211,22 @@ def start_pod(pod: dict, log) -> None:
         log(f"pod {pod['name']}: its container did not start")
 
 
-def reconcile_once(live: list, states: dict, prefix: str, taken: set, rng: random.Random, log):
-    """One pass: (the pods kept or created, the pods to start)."""
-    kept, created = [], []
+def reconcile_once(live: list, states: dict, prefix: str, taken: set, rng: random.Random, log, busy=()):
+    """One pass: (the pods as they will be, those to create in place of a
+    deleted one, those whose container restarts in place). A pod in `busy`
+    (its restart under way) or not started yet is left as it is."""
+    kept, created, restarted = [], [], []
     for pod in live:
-        if pod["name"] not in states:
-            kept.append(pod)  # not started yet (its init containers run)
+        if pod["name"] not in states or pod["name"] in busy:
+            kept.append(pod)  # not started yet (its init containers run), or restarting
             continue
         state, code = states[pod["name"]]
         delete, why = should_delete(pod, state, code)
         if not delete:
+            if state == "exited":  # the kubelet's restart in place
+                pod = dict(pod, restartCount=pod.get("restartCount", 0) + 1)
+                log(f"{pod['role']} pod {pod['name']} (exit {code}): {why}: restart {pod['restartCount']} in place")
+                restarted.append(pod)
             kept.append(pod)
             continue
         new = replacement(pod, prefix, taken, rng)
@@ -204,7 +236,7 @@ def reconcile_once(live: list, states: dict, prefix: str, taken: set, rng: rando
             f"created {new['name']} at {new['ip']} in its place ({RC}:{where})")
         kept.append(new)
         created.append(new)
-    return kept, created
+    return kept, created, restarted
 
 
 def write_lines(path: Path, pods: list, mode: str = "w") -> None:
@@ -213,6 +245,23 @@ def write_lines(path: Path, pods: list, mode: str = "w") -> None:
         f.writelines(json.dumps(p) + "\n" for p in pods)
     if mode == "w":
         os.replace(tmp, path)
+
+
+def act(live_path: Path, live: list, created: list, restarted: list, busy: set, log) -> None:
+    """Does what a pass decided: a deleted pod's log kept, the pod removed
+    and its replacement started (init containers first); a restart in
+    place; the pods as they are now written to LIVE.jsonl."""
+    for pod in created:
+        write_lines(Path(f"{live_path}.created"), [pod], "a")
+        old = pod["replaces"]
+        keep_log(live_path, old, "deleted")
+        subprocess.run(["podman", "rm", "-f", "-t", "5", old], capture_output=True)
+        threading.Thread(target=start_pod, args=(pod, log), daemon=True).start()
+    for pod in restarted:
+        busy.add(pod["name"])
+        threading.Thread(target=restart_in_place, args=(pod, live_path, busy, log), daemon=True).start()
+    if created or restarted:
+        write_lines(live_path, live)
 
 
 def read_lines(path) -> list:
@@ -234,15 +283,12 @@ def main(argv: list) -> int:
         with open(f"{live_path}.log", "a", encoding="utf-8") as f:
             f.write(f"{time.strftime('%H:%M:%S')} {line}\n")
 
+    busy = set()
     while True:
         states = container_states()
-        live, created = reconcile_once(live, states, a.prefix, taken, rng, log) if states is not None else (live, [])
-        for pod in created:
-            write_lines(Path(f"{live_path}.created"), [pod], "a")
-            subprocess.run(["podman", "rm", "-f", "-t", "5", pod["replaces"]], capture_output=True)
-            threading.Thread(target=start_pod, args=(pod, log), daemon=True).start()
-        if created:
-            write_lines(live_path, live)
+        if states is not None:
+            live, created, restarted = reconcile_once(live, states, a.prefix, taken, rng, log, busy)
+            act(live_path, live, created, restarted, busy, log)
         time.sleep(2)
 
 

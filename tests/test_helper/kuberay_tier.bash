@@ -65,16 +65,16 @@ live_pods() {
   jq -c --arg role "$1" 'select(.role == $role)' "$BATS_FILE_TMPDIR/live.jsonl"
 }
 
-# kuberay_operator_report: what the operator did and each Ray pod's restarts
-# in place, with how often its Ray said a raylet timed out during startup
-# (Ray's fixed 30 s to register with the GCS), on the tier's output.
+# kuberay_operator_report: what the operator did (its restarts in place,
+# its deletions and replacements), and how often each Ray pod's logs, the
+# ended containers' with the running one's, say that a raylet timed out
+# during startup (Ray's fixed 30 s to register with the GCS), on the tier's output.
 kuberay_operator_report() {
-  local name n missed
-  sed 's/^/# kuberay operator: /' "$BATS_FILE_TMPDIR/live.jsonl.log" 2>/dev/null
-  for name in $(jq -r '.name' "$BATS_FILE_TMPDIR/live.jsonl" "$BATS_FILE_TMPDIR/live.jsonl.created" 2>/dev/null | sort -u); do
-    n=$(podman inspect -f '{{.RestartCount}}' "$name" 2>/dev/null) || continue
-    missed=$(podman logs "$name" 2>&1 | grep -c "timed out during startup")
-    ((n == 0 && missed == 0)) || echo "# kuberay pod $name: restarted in place $n time(s); 'timed out during startup' $missed time(s) in its log"
+  local live=$BATS_FILE_TMPDIR/live.jsonl name missed
+  sed 's/^/# kuberay operator: /' "$live.log" 2>/dev/null
+  for name in $(jq -r '.name' "$live" "$live.created" 2>/dev/null | sort -u); do
+    missed=$({ podman logs "$name" 2>&1; cat "$live.previous/$name".*.log 2>/dev/null; } | grep -c "timed out during startup")
+    ((missed == 0)) || echo "# kuberay pod $name: 'timed out during startup' $missed time(s) in its logs"
   done
 }
 

@@ -3,8 +3,8 @@
 # Kubernetes and KubeRay v1.7.0 do when the Ray container of a RayCluster's
 # pod ends, by restartPolicy. Always (Kubernetes' default, the rendered Ray
 # groups') and OnFailure after a failure: the kubelet restarts the container
-# in its pod (podman --restart), KubeRay keeps the pod
-# (raycluster_controller.go:1533-1539). Never, or a pod Succeeded: KubeRay
+# in its pod (a new container, same name and address, after its back-off),
+# KubeRay keeps the pod (raycluster_controller.go:1533-1539). Never, or a pod Succeeded: KubeRay
 # deletes it (:1517-1532) and the next reconcile creates a pod of the same
 # group (:1025-1055, :1167-1215), with a new name (GenerateName) and, for a
 # worker, a new address. One pass of the loop over the pods kuberay_pods.py
@@ -48,42 +48,52 @@ yaml.safe_dump_all(docs, open(sys.argv[2], "w"))' "$BATS_FILE_TMPDIR/c.yaml" "$f
 
 # reconcile PODS STATES: one pass of the operator over PODS' head and worker
 # pods, the containers' states STATES ({name: [podman state, exit code]};
-# one absent: not started yet): {"kept": [pods], "created": [pods], "log": [lines]}.
+# one absent: not started yet): {"kept": [pods], "created": [pods],
+# "restarted": [pods], "log": [lines]}.
 reconcile() {
   "$PY" -c 'import json, random, sys
 sys.path.insert(0, sys.argv[1])
 import kuberay_reconcile as k
 live = [p for p in map(json.loads, sys.argv[2].splitlines()) if p["role"] in ("head", "worker")]
 log = []
-kept, created = k.reconcile_once(live, {n: tuple(v) for n, v in json.loads(sys.argv[3]).items()}, "10.9.1",
-                                 {p["ip"] for p in live}, random.Random(), log.append)
-print(json.dumps({"kept": kept, "created": created, "log": log}))' "$MVP_REPO/tests/test_helper" "$1" "$2"
+kept, created, restarted = k.reconcile_once(live, {n: tuple(v) for n, v in json.loads(sys.argv[3]).items()}, "10.9.1",
+                                            {p["ip"] for p in live}, random.Random(), log.append, set(sys.argv[4:]))
+print(json.dumps({"kept": kept, "created": created, "restarted": restarted, "log": log}))' \
+    "$MVP_REPO/tests/test_helper" "$@"
 }
 
 W0=mvp11-ray-gpu-workers-worker-0 W1=mvp11-ray-gpu-workers-worker-1 HEAD=mvp11-ray-head
 
-@test "kuberay operator: the rendered Ray pods (no restartPolicy: Kubernetes' Always) restart in place: podman --restart always, and a pod whose Ray container exited is kept (raycluster_controller.go:1533-1539); planted OnFailure: on-failure, kept after a failure" {
+@test "kuberay operator: the rendered Ray pods (no restartPolicy: Kubernetes' Always) restart in place: a pod whose Ray container exited is kept (raycluster_controller.go:1533-1539) and its container started again, same name, address and argv, after the kubelet's back-off; planted OnFailure: restarted after a failure" {
   run pods_of
   assert_success
   local pods=$output
-  jq -e -s '[.[] | select(.role == "head" or .role == "worker")] | length == 3 and all(.restartPolicy == "Always"
-              and (.argv as $a | ($a | index("--restart")) as $i | $i != null and $a[$i + 1] == "always"))' <<<"$pods"
+  # No podman --restart: that would start the same container, its files as they were.
+  jq -e -s '[.[] | select(.role == "head" or .role == "worker")] | length == 3
+              and all(.restartPolicy == "Always" and (.argv | index("--restart")) == null)' <<<"$pods"
   run reconcile "$pods" "{\"$HEAD\": [\"running\", 0], \"$W0\": [\"exited\", 1], \"$W1\": [\"exited\", 0]}"
   assert_success
-  jq -e --arg w0 "$W0" '.created == [] and ([.kept[].name] | index($w0)) != null and .log == []' <<<"$output"
-  run pods_of OnFailure
-  assert_success
-  jq -e -s '[.[] | select(.role == "worker") | .argv as $a | $a[($a | index("--restart")) + 1]] == ["on-failure", "on-failure"]' <<<"$output"
-  run reconcile "$output" "{\"$W0\": [\"exited\", 1]}"
-  jq -e '.created == [] and (.kept | length) == 3' <<<"$output"
+  local r=$output
+  jq -e --arg w0 "$W0" --arg w1 "$W1" --argjson pods "$(jq -s 'map(select(.role != "submitter"))' <<<"$pods")" '.created == []
+    and [.restarted[] | [.name, .restartCount]] == [[$w0, 1], [$w1, 1]]
+    and ([.kept[] | del(.restartCount)] == $pods) and ([.restarted[] | del(.restartCount)] == $pods[1:])
+    and (.log | length == 2 and all(test("restartPolicy Always: the kubelet restarts it, kept [(]raycluster_controller.go:1533-1539[)]: restart 1 in place")))' <<<"$r"
+  # A second end: restart 2; a pod whose restart is under way is left alone.
+  run reconcile "$(jq -c '.kept[]' <<<"$r")" "{\"$W0\": [\"exited\", 1], \"$W1\": [\"exited\", 1]}" "$W1"
+  jq -e --arg w0 "$W0" '[.restarted[] | [.name, .restartCount]] == [[$w0, 2]]' <<<"$output"
+  # The kubelet's back-off: at once, then 10 s doubling to 5 min.
+  run "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import kuberay_reconcile as k; print([k.restart_delay(n) for n in range(8)])' \
+    "$MVP_REPO/tests/test_helper"
+  assert_output "[0, 10, 20, 40, 80, 160, 300, 300]"
+  run reconcile "$(pods_of OnFailure)" "{\"$W0\": [\"exited\", 1]}"
+  jq -e --arg w0 "$W0" '.created == [] and [.restarted[].name] == [$w0] and (.kept | length) == 3' <<<"$output"
 }
 
-@test "kuberay operator: restartPolicy Never: a worker pod whose Ray container exited is deleted and a pod of its group made in its place (a new GenerateName name, a new address, its init container too), never restarted in place (no podman --restart); a running one is kept" {
+@test "kuberay operator: restartPolicy Never: a worker pod whose Ray container exited is deleted and a pod of its group made in its place (a new GenerateName name, a new address, its init container too), never restarted in place; a running one is kept" {
   run pods_of Never
   assert_success
   local pods=$output
-  jq -e -s '[.[] | select(.role == "head" or .role == "worker")] | length == 3
-              and all(.restartPolicy == "Never" and (.argv | index("--restart")) == null)' <<<"$pods"
+  jq -e -s '[.[] | select(.role == "head" or .role == "worker")] | length == 3 and all(.restartPolicy == "Never")' <<<"$pods"
   run reconcile "$pods" "{\"$HEAD\": [\"running\", 0], \"$W0\": [\"exited\", 1], \"$W1\": [\"running\", 0]}"
   assert_success
   local r=$output
@@ -97,10 +107,11 @@ W0=mvp11-ray-gpu-workers-worker-0 W1=mvp11-ray-gpu-workers-worker-1 HEAD=mvp11-r
     and ($a | map(select(. == "10.9.1.3"))) == [] and $p.init[0].name == $p.name + "-wait-gcs-ready"
     and ($p.argv | index("RAY_CLOUD_INSTANCE_ID=" + $p.name)) != null
     and ([$p.argv, $p.init[0].argv][] | .[index("--ip") + 1]) == "10.9.1.5"' <<<"$r"
+  jq -e '.restarted == [] and .created[0].restartCount == 0' <<<"$r"
   jq -e '.log | length == 1 and (.[0] | test("restartPolicy Never: deleted [(]raycluster_controller.go:1525-1532"))' <<<"$r"
-  # Planted: the same exit under the rendered policy (Always) makes no pod.
+  # Planted: the same exit under the rendered policy (Always) makes no pod, it restarts one.
   run reconcile "$(pods_of)" "{\"$W0\": [\"exited\", 1]}"
-  jq -e '.created == []' <<<"$output"
+  jq -e --arg w0 "$W0" '.created == [] and [.restarted[].name] == [$w0]' <<<"$output"
 }
 
 @test "kuberay operator: restartPolicy Never: the head pod whose Ray container exited is replaced by <cluster>-head-<5> at the head Service's address (what every pod's /etc/hosts holds); planted OnFailure: a Succeeded pod (exit 0) is deleted and replaced too (raycluster_controller.go:1517-1524)" {
@@ -111,8 +122,8 @@ W0=mvp11-ray-gpu-workers-worker-0 W1=mvp11-ray-gpu-workers-worker-1 HEAD=mvp11-r
     and (.created[0].argv | index("mvp11-ray-head-svc:10.9.1.2")) != null and .kept[0] == .created[0]' <<<"$output"
   run reconcile "$(pods_of OnFailure)" "{\"$W1\": [\"exited\", 0], \"$W0\": [\"exited\", 2]}"
   assert_success
-  jq -e --arg w1 "$W1" '[.created[].replaces] == [$w1]
-    and (.log[0] | test("pod Succeeded [(]restartPolicy OnFailure, exit 0[)]: a terminal phase, deleted"))' <<<"$output"
+  jq -e --arg w1 "$W1" --arg w0 "$W0" '[.created[].replaces] == [$w1] and [.restarted[].name] == [$w0]
+    and (.log | any(test("pod Succeeded [(]restartPolicy OnFailure, exit 0[)]: a terminal phase, deleted")))' <<<"$output"
 }
 
 @test "kuberay_pods.py starts no pod KubeRay or the API server would refuse: a restartPolicy the API does not know, a cluster KubeRay's ported rules refuse, the annotation whose head KubeRay keeps down; one ERROR line each" {
