@@ -27,8 +27,9 @@ ray-operator/controllers/ray/raycluster_controller.go:
   as they were (a restarted worker's Ray joins the cluster's session
   directory, and would find and serve the ended one's logs). The kubelet
   restarts the first time at once and then backs off 10 s, doubling up to
-  5 min (CrashLoopBackOff; kuberuntime_manager.go doBackOff): restart_delay
-  (the back-off's reset after 10 min running is not imitated). The ended
+  5 min (CrashLoopBackOff, as Kubernetes' pod lifecycle page says; the
+  kubelet's own source was not read for this): restart_delay (the
+  back-off's reset after 10 min running is not imitated). The ended
   container's log is kept, as `kubectl logs --previous` shows the last one.
 - shouldDeletePod (RC:1512-1560): a Failed or Succeeded pod is deleted
   (:1517-1524); a Running pod whose Ray container terminated is deleted when
