@@ -61,9 +61,7 @@ def logs_main(args, settings) -> int:
         # An ended job is archived first: its copy holds the log even when
         # the dashboard cannot serve it (the driver's node died).
         jobdir.finalize_if_ended(jd, dash, sid, job, settings)
-        try:
-            dash.job_logs(sid)
-        except MvpError:
+        if not _ray_serves_log(dash, sid, jd):
             job = None
     if job is None:
         return _show_archived(jd, sid, listed, args, down)
@@ -86,6 +84,19 @@ def logs_main(args, settings) -> int:
         log.info(f"job {sid} ended {job['status']}")
     jobdir.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
+
+
+def _ray_serves_log(dash: Dashboard, sid: str, jd: Path) -> bool:
+    """Whether Ray serves an ended job's log: not when asking fails, nor when
+    it answers empty where the job directory kept one (a Ray started again at
+    the driver's address, a Kubernetes pod's container restarted in place,
+    answers for a log it never had)."""
+    try:
+        served = dash.job_logs(sid)
+    except MvpError:
+        return False
+    logs = jd / "logs"
+    return served != "" or not any(p.is_file() and p.stat().st_size for p in (logs / "driver.log", logs / LIVE_NAME))
 
 
 def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:

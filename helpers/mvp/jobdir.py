@@ -213,11 +213,16 @@ def _read_log(path: Path) -> str:
 def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, node_ray_dirs: dict,
                      redactor: Redactor) -> None:
     why = "the dashboard is gone"
+    live = jd / "logs" / log_keeper.LIVE_NAME
     if dash is not None:
         try:
             text = dash.job_logs(submission_id)
         except MvpError as exc:
             text, why = None, str(exc)
+        if text == "" and live.is_file() and live.stat().st_size:
+            # A Ray started again at the driver's address (a Kubernetes pod's
+            # container restarted in place) answers for a log it never had.
+            text, why = None, "Ray served an empty log where the driver's node kept one (its Ray started again?)"
     if dash is None or text is None:
         text = _driver_log_on_node(job, submission_id, node_ray_dirs)
     if text is None:
@@ -225,7 +230,6 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
         why += over_ssh
         if text is not None:
             log.info(f"job {submission_id}: its driver log read over ssh from its node's Ray log directory")
-    live = jd / "logs" / log_keeper.LIVE_NAME
     if text is None and (jd / "logs" / log_keeper.DONE_NAME).is_file() and live.is_file():
         # The driver's node kept its log to the driver's end: that is all of it.
         text = _read_log(live)

@@ -5,12 +5,15 @@
 # the environment KubeRay injects, token auth, the submitter's own command
 # with RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID), started as podman
 # containers on a network of their own, the head service's names in every
-# pod's /etc/hosts at the head pod's address. The pods' image is built by the user's recipe
+# pod's /etc/hosts at the head pod's address; what KubeRay and the kubelet do
+# when a Ray container ends is done by the tier's operator
+# (tests/test_helper/kuberay_reconcile.py). The pods' image is built by the user's recipe
 # (scripts/72_build_image.sh) on the compose tier's CPU image (standing in for
 # verl's): the runbook is where the manifests look for it. Jobs run the CPU
 # STAND-IN for verl; GPUs are the pods' nvidia.com/gpu limits, which Ray
 # counts without devices.
-# teardown_file removes every pod and the network, even when a test fails.
+# teardown_file stops the operator and removes every pod (those the operator
+# created too) and the network, even when a test fails.
 
 setup_file() {
   load ../test_helper/common
@@ -27,6 +30,7 @@ setup_file() {
     return 1
   podman network rm -f "$NET" >/dev/null 2>&1 || true
   podman network create --subnet "$PREFIX.0/24" "$NET" >/dev/null
+  kuberay_operator_start "$BATS_FILE_TMPDIR/pods.jsonl"
 }
 
 teardown_file() {
@@ -61,7 +65,7 @@ pods_post_mortem() {
   jq -r '"result: \(.status) \(.message // "")"' "$1/result.json" 2>/dev/null
   tail -20 "$1/logs/driver.log" 2>/dev/null
   local name
-  for name in $(jq -r .name "$BATS_FILE_TMPDIR/pods.jsonl"); do
+  for name in $(jq -r .name "$BATS_FILE_TMPDIR/pods.jsonl" "$BATS_FILE_TMPDIR/live.jsonl" | sort -u); do
     podman inspect -f "pod $name: {{.State.Status}} exit {{.State.ExitCode}} oom {{.State.OOMKilled}}" "$name" 2>/dev/null || continue
     [[ $(podman inspect -f '{{.State.Running}}' "$name") == true ]] || podman logs "$name" 2>&1 | grep -v '^/' | tail -8
   done
@@ -69,6 +73,23 @@ pods_post_mortem() {
 
 alive_nodes() {
   dash '/api/v0/nodes?detail=true' | jq '[.data.result.result[] | select(.state == "ALIVE")]'
+}
+
+# ray_matches_pods: Ray's live nodes are the live head and worker pods, one at
+# each pod's address (a pod KubeRay replaced: its replacement's).
+ray_matches_pods() {
+  local nodes
+  nodes=$(alive_nodes 2>/dev/null | jq -c '[.[].node_ip] | sort') || return 1
+  [[ $nodes == "$(jq -sc '[.[].ip] | sort' "$BATS_FILE_TMPDIR/live.jsonl")" ]]
+}
+
+# live_worker_ips: the live worker pods' addresses, a JSON list.
+live_worker_ips() { live_pods worker | jq -sc 'map(.ip)'; }
+
+# worker_back IP NODE: Ray has NODE (the killed one) DEAD and another node ALIVE at IP.
+worker_back() {
+  dash '/api/v0/nodes?detail=true' | jq -e --arg ip "$1" --arg old "$2" '.data.result.result
+    | any(.node_id == $old and .state == "DEAD") and any(.node_ip == $ip and .node_id != $old and .state == "ALIVE")' >/dev/null
 }
 
 @test "kuberay: the image built by 72 from the recipe holds the runbook where every rendered pod runs it from (MVP_K8S_RUNBOOK_DIR)" {
@@ -91,18 +112,21 @@ alive_nodes() {
   while read -r pod; do
     pod_start "$pod"
   done < <(pods head; pods worker)
-  local i n=0
-  for ((i = 0; i < 120; i++)); do
-    n=$(alive_nodes 2>/dev/null | jq length) || n=0
-    ((n == 3)) && break
+  # A raylet that misses Ray's 30 s to register ends its pod's ray start
+  # --block: its container is restarted (or its pod replaced) as KubeRay's
+  # would be, so the wait covers a second start.
+  local i
+  for ((i = 0; i < 240; i++)); do
+    ray_matches_pods && break
     sleep 1
   done
-  ((n == 3)) || { podman logs "$(pods head | jq -r .name)" | tail -20; false; }
+  ray_matches_pods || { alive_nodes; cat "$BATS_FILE_TMPDIR/live.jsonl.log"; podman logs "$(pods head | jq -r .name)" | tail -20; false; }
+  [[ $(live_pods worker | wc -l) == 2 ]]
   run alive_nodes
   jq -e '[.[] | select(.is_head_node)] | length == 1 and (.[0].resources_total | (.CPU // 0) == 0 and (.GPU // 0) == 0)' \
     <<<"$output"
   run jq -c '[.[] | select(.is_head_node | not) | {ip: .node_ip, gpu: .resources_total.GPU, worker_node: .resources_total.worker_node, cpu: .resources_total.CPU}] | sort_by(.ip)' <<<"$output"
-  assert_output "[{\"ip\":\"$PREFIX.3\",\"gpu\":4,\"worker_node\":100,\"cpu\":4},{\"ip\":\"$PREFIX.4\",\"gpu\":4,\"worker_node\":100,\"cpu\":4}]"
+  assert_output "$(live_pods worker | jq -sc 'map({ip, gpu: 4, worker_node: 100, cpu: 4}) | sort_by(.ip)')"
   # Without the token, the cluster says no (authOptions mode token reached every pod).
   run curl -s -o /dev/null -w '%{http_code}' "http://$PREFIX.2:8265/api/v0/nodes"
   assert_output 401
@@ -122,8 +146,8 @@ alive_nodes() {
   for f in config/job_spec.json config/runtime_env.json config/submit_cmd.txt logs/driver.log logs/submit.log result.json; do
     [[ -s $jd/$f ]] || { echo "missing $jd/$f"; false; }
   done
-  jq -e --arg a "$PREFIX.3" --arg b "$PREFIX.4" '.status == "SUCCEEDED" and .driver_on_head == false
-    and (.driver_node_ip == $a or .driver_node_ip == $b)' "$jd/result.json"
+  jq -e --argjson workers "$(live_worker_ips)" '.status == "SUCCEEDED" and .driver_on_head == false
+    and (.driver_node_ip | IN($workers[]))' "$jd/result.json"
   # Ray agrees, and the job went in from the submitter pod with KubeRay's id.
   dash "/api/jobs/$id" | jq -e '.status == "SUCCEEDED"'
   jq -se --arg pod "$(jq -r .name <<<"$sub")" '[.[] | select(.event == "submitted" and .host == $pod)] | length == 1' "$jd/logs/submit.log"
@@ -135,10 +159,10 @@ alive_nodes() {
   assert_output ""
 }
 
-@test "kuberay: only the driver's Ray processes SIGKILLed in its worker pod (whose ray start --block then ends the pod, as KubeRay's do): FAILED, the driver log kept with the job's start, its worker logs kept, the bundle says where it was cut off, 51 shows the kept log and tells it from no such job" {
-  local id=kuberay-kill-$RANDOM head cluster ip pod logs i
-  head=$(pods head | jq -r .name)
-  cluster=${head%-head}
+@test "kuberay: only the driver's Ray processes SIGKILLed in its worker pod (whose ray start --block then ends its Ray container, which the kubelet starts again in the pod that KubeRay keeps): FAILED, the driver log kept with the job's start, its worker logs kept, the bundle says where it was cut off, 51 shows the kept log and tells it from no such job, the worker back in Ray at the pod's address" {
+  local id=kuberay-kill-$RANDOM head cluster ip pod logs i node restarts container
+  head=$(live_pods head | jq -r .name)
+  cluster=$(live_pods head | jq -r .cluster)
   logs=$SHARED_ROOT/jobs/$id/logs
   # Submitted as on a long-lived RayCluster: 43 --wait on runtime kuberay, in
   # a pod of the cluster, with the settings the rendered submitter pod has.
@@ -152,8 +176,12 @@ alive_nodes() {
     >"$BATS_TEST_TMPDIR/wait.out" 2>"$BATS_TEST_TMPDIR/wait.err" &
   local waiter=$!
   ip=$(driver_ip_when_running "$id" dash) || { cat "$BATS_TEST_TMPDIR/wait.err"; pods_post_mortem "$SHARED_ROOT/jobs/$id"; false; }
-  pod=$(jq -r --arg ip "$ip" 'select(.role == "worker" and .ip == $ip) | .name' "$BATS_FILE_TMPDIR/pods.jsonl")
+  pod=$(live_pods worker | jq -r --arg ip "$ip" 'select(.ip == $ip) | .name')
   [[ -n $pod ]]
+  node=$(alive_nodes | jq -r --arg ip "$ip" '.[] | select(.node_ip == $ip) | .node_id')
+  [[ -n $node ]]
+  restarts=$(live_pods worker | jq -r --arg p "$pod" 'select(.name == $p) | .restartCount // 0')
+  container=$(podman inspect -f '{{.Id}}' "$pod")
   # Killed once its keepers have copied a training step of the driver's log
   # and the job's worker logs on that pod.
   for ((i = 0; i < 300; i++)); do
@@ -172,9 +200,12 @@ alive_nodes() {
   cat "$BATS_TEST_TMPDIR/wait.err" >&2
   ((rc == 1))
   [[ $(job_json "$id" result.json .status) == FAILED ]]
-  # KubeRay's pod ends with its Ray (ray start --block), and with it Ray's own
-  # copy of the logs: the pod's container is gone.
-  [[ $(podman inspect -f '{{.State.Running}}' "$pod") == false ]]
+  # The pod's Ray container ended with its Ray (ray start --block), and with
+  # it Ray's own copy of the logs. The rendered Ray groups set no
+  # restartPolicy: Kubernetes' Always, under which the kubelet starts the
+  # container again in the same pod (its name, its address) and KubeRay
+  # leaves the pod alone (kuberay_reconcile.py; raycluster_controller.go:1533-1539).
+  [[ $(live_pods worker | jq -r --arg p "$pod" 'select(.name == $p) | .restartPolicy') == Always ]]
   # The driver's keeper makes its last copy once it sees the driver gone
   # (within 0.5 s); the pod's ray start --block ends the pod, keeper and
   # all, within 1 s of the raylet's death. Kept whole (driver.log), or else
@@ -190,7 +221,7 @@ alive_nodes() {
   compgen -G "$logs/nodes/$ip/worker-*.out" >/dev/null
   grep -E "^cut off at step [1-9][0-9]* of [1-9][0-9]* \(ended FAILED; " "$logs/../debug/cut_off.txt"
   # 51 as an operator runs it on Kubernetes: in a pod, a client of the
-  # cluster, while the killed pod is down (it waits for the head alone).
+  # cluster, while the killed pod's Ray starts again (it waits for the head alone).
   t0=$SECONDS
   run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "$id"
   echo "$stderr"
@@ -203,4 +234,20 @@ alive_nodes() {
   run --separate-stderr kuberay_client "$head" "$cluster" "$BATS_TEST_TMPDIR/env" scripts/51_logs.sh "kuberay-never-$RANDOM"
   assert_failure 1
   [[ $stderr == *"no such job: Ray does not know it and there is no job directory"* ]]
+  # What KubeRay shows then: the same pod Running, its Ray container a new
+  # one (restartCount up); Ray the killed node DEAD and a new one ALIVE at
+  # the pod's address: the worker registered again (within 240 s).
+  for ((i = 0; i < 240; i++)); do
+    worker_back "$ip" "$node" && break
+    sleep 1
+  done
+  worker_back "$ip" "$node" || { dash '/api/v0/nodes?detail=true' | jq -c '.data.result.result[] | [.node_ip, .node_id, .state]'; false; }
+  echo "# the worker back in Ray $((SECONDS - t0)) s after 51" >&3
+  (($(live_pods worker | jq -r --arg p "$pod" 'select(.name == $p) | .restartCount') > restarts))
+  [[ $(podman inspect -f '{{.State.Running}} {{.Id}}' "$pod") == "true "* ]]
+  [[ $(podman inspect -f '{{.Id}}' "$pod") != "$container" ]]
+  ray_matches_pods
+  run grep -s "pod $pod " "$BATS_FILE_TMPDIR/live.jsonl.log"
+  [[ ${#lines[@]} -ge 1 && $output != *deleted* ]]
 }
+

@@ -40,9 +40,17 @@ limit allocates no device here (no GPU on these machines): Ray counts the
 PersistentVolumeClaim is the test's shared directory; an emptyDir of medium
 Memory at /dev/shm is podman's --shm-size.
 
+What happens when a Ray container ends (the kubelet's restart in place,
+KubeRay's delete and replacement): kuberay_reconcile.py, by each Ray pod's
+restartPolicy (restart_policy there). Before any pod, the
+file's RayClusters and RayJobs go through KubeRay's own refusals
+(helpers/mvp/kuberay_rules.py): what the operator would refuse never
+becomes a pod here.
+
 Usage: kuberay_pods.py MANIFEST.yaml --shared DIR --token-file F --network NAME --subnet-prefix 10.89.K
 Prints one JSON line per pod: {"name", "role": head|worker|submitter|cronjob, "ip", "argv": [podman run args after `run`],
-"init": [{"name", "argv"}, ...] (its init containers, to run to their end first)}.
+"init": [{"name", "argv"}, ...] (its init containers, to run to their end first)}; a head or worker pod
+also has "cluster", "group" and "restartPolicy" (what kuberay_reconcile.py reads).
 Every pod runs the image the manifest names (the runbook's image, built by
 scripts/72_build_image.sh); a container's command and args follow the image
 name, as Kubernetes runs them on an image without an ENTRYPOINT."""
@@ -54,8 +62,13 @@ from pathlib import Path
 import yaml
 
 from kuberay_pod_command import pod_command, value
+from kuberay_reconcile import restart_policy
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "helpers"))
+from mvp import kuberay_rules  # noqa: E402  (the runbook's port of KubeRay's refusals)
 
 SUFFIX = "abcde"  # the RayJob controller's 5 random characters
+HEAD_RESTART_OFF = "ray.io/disable-provisioned-head-restart"  # utils/constant.go:34
 
 
 def env_args(env: list, resolved: dict) -> list:
@@ -169,16 +182,18 @@ def ray_pods(cspec: dict, cluster: str, ns: str, shared: str, token: str, networ
             # configureTokenAuth (pod.go:298-300, 702-704, 345-361).
             tokens = [{"name": "RAY_AUTH_MODE", "value": "token"}, {"name": "RAY_AUTH_TOKEN", "value": token}] if auth else []
             env += tokens
+            policy = restart_policy(tspec)
             argv = ["--name", pod, "--hostname", pod, "--ip", f"{prefix}.{ip}", "--network", network,
-                    *env_args((container.get("env") or []) + env, {}), *mounts(tspec, container, shared),
-                    *shared_memory(group, container), *limits(container)]
+                    *env_args((container.get("env") or []) + env, {}),
+                    *mounts(tspec, container, shared), *shared_memory(group, container), *limits(container)]
             init = []
             if role == "worker":
                 init_env = (container.get("env") or []) + env[:2] + tokens  # env[:2]: FQ_RAY_IP, RAY_IP
                 init.append(wait_gcs_ready(pod, f"{prefix}.{ip}", network, container, svc, head_port, init_env,
                                            mounts(tspec, container, shared)))
             argv += [container["image"], *command, *args]
-            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv, "init": init, "namespace": ns})
+            out.append({"name": pod, "role": role, "ip": f"{prefix}.{ip}", "argv": argv, "init": init, "namespace": ns,
+                        "cluster": cluster, "group": group_name, "restartPolicy": policy})
             ip += 1
     return out
 
@@ -242,8 +257,24 @@ def service_hosts(pods: list) -> list:
     return out
 
 
+def refused(doc: dict) -> str:
+    """Why KubeRay v1.7.0 would refuse a RayCluster or RayJob (kuberay_rules),
+    or why this imitation does not take it; "" when neither."""
+    try:
+        kuberay_rules.check(doc)
+    except kuberay_rules.Refused as e:
+        return f"KubeRay would refuse it: {e}"
+    if HEAD_RESTART_OFF in ((doc.get("metadata") or {}).get("annotations") or {}):
+        return f"annotation {HEAD_RESTART_OFF}: the head it keeps down is not imitated (kuberay_reconcile.py)"
+    return ""
+
+
 def pods(docs: list, shared: str, token: str, network: str, prefix: str) -> list:
     """Every pod of a rendered file's RayJobs, RayClusters and CronJobs (addresses from .2 on, in file order)."""
+    for doc in docs:
+        why = refused(doc) if doc["kind"] in ("RayCluster", "RayJob") else ""
+        if why:
+            raise SystemExit(f"ERROR: {doc['kind']} {doc['metadata'].get('name')}: {why}; no pod is started")
     out = []
     clusters = {d["metadata"]["name"]: (d["spec"].get("authOptions") or {}).get("mode") == "token"
                 for d in docs if d["kind"] == "RayCluster"}

@@ -39,11 +39,58 @@ kuberay_tier_setup() {
   echo "# pods' image $MVP_K8S_IMAGE ready in $((SECONDS - start))s" >&3
 }
 
-# kuberay_tier_teardown PODS_JSONL: removes every pod the file lists and the
-# tier's network, whatever state a failed test left them in.
+# kuberay_operator_start PODS_JSONL...: the tier's KubeRay operator
+# (kuberay_reconcile.py: what KubeRay and the kubelet do when a Ray container
+# ends) for the head and worker pods of the first file, in the background
+# until kuberay_tier_teardown. $BATS_FILE_TMPDIR/live.jsonl lists those pods
+# as they are now (a replacement in place of a deleted one), live.jsonl.log
+# what it deleted and created and why; every file's pods' addresses are taken.
+kuberay_operator_start() {
+  local live=$BATS_FILE_TMPDIR/live.jsonl f
+  local -a taken=()
+  jq -c 'select(.role == "head" or .role == "worker")' "$1" >"$live" || return 1
+  for f in "$@"; do taken+=(--taken "$f"); done
+  # Its own process group (setsid), so that teardown stops the pod starts it
+  # has under way too; nothing of bats' descriptors.
+  (
+    mvp_close_inherited_fds
+    exec setsid "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/kuberay_reconcile.py" "$live" \
+      --prefix "$PREFIX" "${taken[@]}"
+  ) </dev/null >>"$live.out" 2>&1 &
+  echo "$!" >"$BATS_FILE_TMPDIR/operator.pid"
+}
+
+# live_pods ROLE: the head or worker pods as they are now (kuberay_operator_start).
+live_pods() {
+  jq -c --arg role "$1" 'select(.role == $role)' "$BATS_FILE_TMPDIR/live.jsonl"
+}
+
+# kuberay_operator_report: what the operator did (its restarts in place,
+# its deletions and replacements), and how often each Ray pod's logs, the
+# ended containers' with the running one's, say that a raylet timed out
+# during startup (Ray's fixed 30 s to register with the GCS), on the tier's output.
+kuberay_operator_report() {
+  local live=$BATS_FILE_TMPDIR/live.jsonl name missed
+  sed 's/^/# kuberay operator: /' "$live.log" 2>/dev/null
+  for name in $(jq -r '.name' "$live" "$live.created" 2>/dev/null | sort -u); do
+    missed=$({ podman logs "$name" 2>&1; cat "$live.previous/$name".*.log 2>/dev/null; } | grep -c "timed out during startup")
+    ((missed == 0)) || echo "# kuberay pod $name: 'timed out during startup' $missed time(s) in its logs"
+  done
+}
+
+# kuberay_tier_teardown PODS_JSONL...: stops the operator, then removes every
+# pod the files list, those the operator created, and the tier's network,
+# whatever state a failed test left them in.
 kuberay_tier_teardown() {
-  local name
-  for name in $(jq -r '.name, (.init // [] | .[].name)' "$1" 2>/dev/null); do
+  local name pid i f
+  if pid=$(cat "$BATS_FILE_TMPDIR/operator.pid" 2>/dev/null); then
+    kill -- "-$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  kuberay_operator_report >&3
+  for name in $(for f in "$@" "$BATS_FILE_TMPDIR/live.jsonl" "$BATS_FILE_TMPDIR/live.jsonl.created"; do
+    jq -r '.name, (.init // [] | .[].name)' "$f" 2>/dev/null
+  done | sort -u); do
     podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
   done
   podman network rm -f "$NET" >/dev/null 2>&1 || true

@@ -78,3 +78,33 @@ print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
   assert_failure 1
   [[ $stderr =~ ^"ERROR: job ppo-kept-1: the cluster does not answer ("[^$'\n']*"), and no copy was archived: the dashboard is gone; no copy on the driver's node either; no copy was kept while it ran"$ ]]
 }
+
+@test "kept logs: a driver log that Ray serves empty while the driver's node kept one (a Ray started again at the driver's address: a Kubernetes pod's container restarted in place) is not taken: driver.log.missing says so and points at the kept copy" {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import jobdir
+from mvp.redact import Redactor
+class Served:
+    def job_logs(self, sid): return ""
+jobdir._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, {}, Redactor())' "$JD"
+  [[ ! -e $JD/logs/driver.log ]]
+  grep -q "^Ray served an empty log where the driver's node kept one (its Ray started again?); no copy on the driver's node either; its node kept .*driver.live.log while it ran" \
+    "$JD/logs/driver.log.missing"
+}
+
+@test "kept logs: 51 takes Ray's log of an ended job only when Ray serves one: not an empty answer where the job directory kept a copy (a Ray started again at the driver's address), nor a failed one; an empty log with nothing kept is Ray's" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import sys
+from pathlib import Path
+from mvp import jobctl
+from mvp.errors import MvpError
+class Dash:
+    def __init__(self, text): self.text = text
+    def job_logs(self, sid):
+        if self.text is None: raise MvpError("no agent")
+        return self.text
+jd = Path(sys.argv[1])
+print([jobctl._ray_serves_log(Dash(t), "ppo-kept-1", jd) for t in ("", "a log\n", None)])
+(jd / "logs" / "driver.live.log").unlink()
+print(jobctl._ray_serves_log(Dash(""), "ppo-kept-1", jd))' "$JD"
+  assert_output $'[False, True, False]\nTrue'
+}
