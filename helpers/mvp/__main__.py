@@ -127,6 +127,10 @@ def _shared_root_commands(sub) -> None:
     c.set_defaults(func=module_command("prepare", "main"))
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")
+    c.add_argument("--git-commit", default="", help="MVP_VERL_SRC is this commit's tree (31 --git-repo): its full sha")
+    c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
+    c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
+    c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
     c.set_defaults(func=module_command("snapshot", "main"))
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
