@@ -176,7 +176,7 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--commit", default="", help="record: the probed commit")
     c.add_argument("--code-id", default="", help="record: its snapshot")
     c.add_argument("--submission-id", default="", help="record: its job (empty: not submitted)")
-    c.set_defaults(func=module_command("bisect", "main"))
+    c.set_defaults(func=module_command("bisection", "main"))
 
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
     what = c.add_mutually_exclusive_group(required=True)

@@ -16,7 +16,7 @@ setup_file() {
   export MVP_NIGHTLY_SUITE=$BATS_FILE_TMPDIR/suite.yaml
   printf 'jobs:\n  - name: grpo\n    spec: templates/jobspecs/grpo.yaml\n    overrides: [+mvp_standin.step_seconds=0.5]\n' \
     >"$MVP_NIGHTLY_SUITE"
-  REPO=$BATS_FILE_TMPDIR/verl fork
+  REPO="$BATS_FILE_TMPDIR/verl fork"
   cp -r "$MVP_REPO/$MVP_VERL_SRC" "$REPO"
   local -a git=(git -C "$REPO" -c user.name=t -c user.email=t@t)
   "${git[@]}" init -q && "${git[@]}" add -A && "${git[@]}" commit -qm "verl 0.9.1 with the stand-in"

@@ -1,4 +1,6 @@
-"""`bisect`: the first commit of a verl git checkout, between a good and a bad
+"""`bisect` (helpers/mvp/bisection.py: a module named bisect would shadow the
+standard library's on the Ray workers, which have helpers/mvp on sys.path):
+the first commit of a verl git checkout, between a good and a bad
 one, that makes a nightly job worse (scripts/61_bisect_regression.sh).
 
 61 drives it in steps, so that every probe goes through the runbook's normal
