@@ -48,9 +48,13 @@ def _git(repo, *words) -> Optional[str]:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def is_checkout(repo: str) -> bool:
+    return bool(repo) and Path(repo).is_dir() and _git(repo, "rev-parse", "--git-dir") is not None
+
+
 def check_repo(repo: str) -> Path:
     path = Path(repo)
-    if not repo or not path.is_dir() or _git(path, "rev-parse", "--git-dir") is None:
+    if not is_checkout(repo):
         raise MvpError(f"--repo {repo or '(none)'} is not a git checkout; give the directory of a git clone of "
                        "verl (your fork)", BAD_INPUT)
     return path.resolve()
@@ -321,5 +325,61 @@ def finish(args, settings) -> int:
     return 0
 
 
+def commit_of_snapshot(settings, code_id: str) -> str:
+    """The git commit a snapshot's manifest records ("" for none, or a dirty tree)."""
+    manifest = fsutil.read_json(settings.layout.snapshot(code_id) / "MANIFEST.json", {}) if code_id else {}
+    manifest = manifest or {}
+    return (manifest.get("git_commit") or "") if manifest.get("git_dirty") is False else ""
+
+
+def last_good_night(regressions: Path, before: str) -> Optional[dict]:
+    """The newest night before run `before` that passed (its report.json)."""
+    for night in sorted(regressions.glob("nightly-*"), reverse=True):
+        rep = fsutil.read_json(night / "report.json") if night.name < before else None
+        if rep and rep.get("passed"):
+            return rep
+    return None
+
+
+def night_plan(run_dir: Path, settings) -> dict:
+    """What the nightly bisects after a failed night ({good, bad, job}), or
+    {skip: why not}: tonight's commit must descend from the last good night's
+    in MVP_NIGHTLY_BISECT_REPO, and a job of the suite must have failed."""
+    rep = fsutil.read_json(run_dir / "report.json") or {}
+    if rep.get("passed") or rep.get("failed_step") or not rep.get("jobs"):
+        return {"skip": "the night passed, or failed before its jobs ran"}
+    bad = commit_of_snapshot(settings, rep.get("code_id"))
+    good_night = last_good_night(run_dir.parent, run_dir.name)
+    good = commit_of_snapshot(settings, good_night["code_id"]) if good_night else ""
+    if not bad or not good:
+        return {"skip": f"{'tonight' if not bad else 'the last good night'}'s snapshot records no clean git commit"
+                        if good_night else "no good night kept to start from"}
+    repo = check_repo(str(settings.nightly_bisect_repo))
+    if good == bad:
+        return {"skip": f"tonight ran the last good night's commit {good}: not a code change"}
+    if _git(repo, "merge-base", "--is-ancestor", good, bad) is None:
+        return {"skip": f"{bad} is not a known descendant of the last good night's {good} in {repo}"}
+    names = {j.name for j in suite.load(suite.resolve(settings.nightly_suite or suite.DEFAULT, suite.REPO), suite.REPO)}
+    failed = [j["name"].removesuffix(suite.RESUMED) for j in rep["jobs"]
+              if any(c["passed"] is False for c in j["checks"])]
+    job = next((n for n in failed if n in names), "")
+    return {"good": good, "bad": bad, "job": job} if job else {"skip": "no failed job of the suite to probe with"}
+
+
+def told(args, settings) -> int:
+    """The bisection's outcome beside the night's report (bisection.json), for the mail."""
+    state = load(Path(args.dir))
+    fsutil.write_json(Path(args.run_dir) / "bisection.json",
+                      {"line": outcome_line(state), "first_bad": (state.get("outcome") or {}).get("first_bad"),
+                       "report": str(Path(args.dir) / "report.md")})
+    return 0
+
+
+def night(args, settings) -> int:
+    kv.emit(*night_plan(Path(args.run_dir), settings).items())
+    return 0
+
+
 def main(args, settings) -> int:
-    return {"start": start, "next": next_main, "record": record, "finish": finish}[args.step](args, settings)
+    steps = {"start": start, "next": next_main, "record": record, "finish": finish, "night": night, "told": told}
+    return steps[args.step](args, settings)

@@ -219,3 +219,62 @@ for name, probes in (("notbad", [p("good", False), p("good", False), p("bad", Fa
   grep -qF "ERROR: --rev nosuch is not a commit of $REPO" <<<"$stderr"
   [[ ! -e $SHARED_ROOT/common/code ]]
 }
+
+@test "bisect night: a failed night whose commit descends from the last good night's is bisected with its first failed job; otherwise a SKIP saying why" {
+  commits 3
+  local reg=$SHARED_ROOT/regressions good bad
+  good=$("${GIT[@]}" rev-parse HEAD~3) bad=$("${GIT[@]}" rev-parse HEAD)
+  # night NAME PASSED CODE_ID COMMIT FAILED_JOB: a judged night and its snapshot's manifest.
+  night() {
+    mkdir -p "$reg/$1" "$SHARED_ROOT/common/code/verl/$3"
+    jq -n --argjson passed "$2" --arg code "$3" --arg failed "$5" '{passed: $passed, failed_step: null, code_id: $code,
+      jobs: [{name: "ppo1", checks: [{name: "regression", passed: true}]},
+             {name: "grpo", checks: [{name: "regression", passed: ($failed != "grpo")}]}]}' >"$reg/$1/report.json"
+    jq -n --arg c "$4" '{git_commit: $c, git_dirty: false}' >"$SHARED_ROOT/common/code/verl/$3/MANIFEST.json"
+  }
+  night nightly-20261101T000000Z true git-good "$good" ""
+  night nightly-20261102T000000Z false git-bad "$bad" grpo
+  night nightly-20261103T000000Z false git-old "$good" grpo
+  night nightly-20261104T000000Z true git-x "$bad" ""
+  plan() {
+    py 'import sys
+from pathlib import Path
+from types import SimpleNamespace as S
+from mvp import bisection
+from mvp.layout import Layout
+plan = bisection.night_plan(Path(sys.argv[1]), S(layout=Layout(Path(sys.argv[2])), nightly_bisect_repo=sys.argv[3], nightly_suite=""))
+print(" ".join(f"{k}={v}" for k, v in plan.items()))' \
+      "$reg/$1" "$SHARED_ROOT" "$REPO"
+  }
+  run plan nightly-20261102T000000Z
+  assert_output "good=$good bad=$bad job=grpo"
+  run plan nightly-20261103T000000Z
+  assert_output "skip=tonight ran the last good night's commit $good: not a code change"
+  run plan nightly-20261104T000000Z
+  assert_output "skip=the night passed, or failed before its jobs ran"
+  # The good night after the bad one is not a night before it; nothing earlier passed.
+  rm -r "$reg/nightly-20261101T000000Z"
+  run plan nightly-20261102T000000Z
+  assert_output "skip=no good night kept to start from"
+  night nightly-20261101T000000Z true git-good "$bad" ""
+  night nightly-20261102T000000Z false git-bad "$good" grpo
+  run plan nightly-20261102T000000Z
+  assert_output "skip=$good is not a known descendant of the last good night's $bad in $REPO"
+}
+
+@test "bisect night: the mail's first line and the webhook's bisection name the first bad commit (bisection.json beside the night's report)" {
+  local run=$SHARED_ROOT/regressions/nightly-20261102T000000Z
+  mkdir -p "$run"
+  echo '{"line": "first bad commit: abc123 (change 3)", "first_bad": "abc123", "report": "/r/bisect-x/report.md"}' >"$run/bisection.json"
+  echo '# report' >"$run/report.md"
+  printf '#!/bin/sh\ncat >"%s"\n' "$BATS_TEST_TMPDIR/mail" >"$BATS_TEST_TMPDIR/sendmail"
+  chmod +x "$BATS_TEST_TMPDIR/sendmail"
+  run py 'import sys
+from pathlib import Path
+from types import SimpleNamespace as S
+from mvp import notify
+notify.send_mail(S(nightly_mail_to=["ops@example.com"], nightly_sendmail=sys.argv[2]), {"summary": "NIGHTLY FAIL x"}, Path(sys.argv[1]))' \
+    "$run" "$BATS_TEST_TMPDIR/sendmail"
+  assert_success
+  grep -A1 -m1 '^$' "$BATS_TEST_TMPDIR/mail" | grep -qx 'Bisection: first bad commit: abc123 (change 3) (/r/bisect-x/report.md)'
+}

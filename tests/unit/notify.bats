@@ -12,6 +12,7 @@ setup() {
   export MVP_NIGHTLY_NOTIFY_ON=failure MVP_NIGHTLY_MAIL_TO="" MVP_NIGHTLY_SENDMAIL=/usr/sbin/sendmail
   export MVP_NIGHTLY_WEBHOOK_URL_FILE="" MVP_NIGHTLY_NOTIFY_TRIES=3 MVP_NIGHTLY_NOTIFY_PAUSE_S=0.2
   export MVP_NIGHTLY_HISTORY=7 MVP_NIGHTLY_MIN_HISTORY=3 MVP_NIGHTLY_TOLERANCE="step_s=10" MVP_NIGHTLY_HISTORY_SINCE=""
+  export MVP_NIGHTLY_BISECT_REPO=""
   SECRET=T0KEN$RANDOM$RANDOM
 }
 
@@ -118,7 +119,7 @@ notify() {
   jq -e '.body | fromjson | .passed == true and .failed == []' "$BATS_TEST_TMPDIR/posts"
 }
 
-@test "notify --check: a URL file others may read, a missing sendmail, a bad tolerance or NOTIFY_ON is one ERROR line, exit 1" {
+@test "notify --check: a URL file others may read, a missing sendmail, a bad tolerance or NOTIFY_ON, a bisection repo that is no git checkout is one ERROR line, exit 1" {
   echo "http://127.0.0.1:9/hooks/$SECRET" >"$BATS_TEST_TMPDIR/url"
   chmod 644 "$BATS_TEST_TMPDIR/url"
   MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url notify --check
@@ -133,6 +134,8 @@ notify() {
   assert_equal "$stderr" "ERROR: MVP_NIGHTLY_NOTIFY_ON='sometimes' must be failure or always"
   MVP_NIGHTLY_HISTORY_SINCE=yesterday notify --check
   assert_equal "$stderr" "ERROR: MVP_NIGHTLY_HISTORY_SINCE='yesterday' is not a nightly run id (nightly-YYYYmmddTHHMMSSZ)"
+  MVP_NIGHTLY_BISECT_REPO=$BATS_TEST_TMPDIR notify --check
+  assert_equal "$stderr" "ERROR: MVP_NIGHTLY_BISECT_REPO=$BATS_TEST_TMPDIR is not a git checkout; point it at a git clone of verl (your fork) on this host, or leave it empty (no bisection)"
   notify --check
   assert_success
   # The script refuses before it starts a night (and in --dry-run).
