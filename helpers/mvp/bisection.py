@@ -155,7 +155,10 @@ def figure_verdicts(probe: dict, references: list, settings) -> list:
     for figure, value in history.figures(probe).items():
         past = [v for v in (history.figures(r).get(figure) for r in references) if v is not None]
         tolerance = max(float(settings.nightly_tolerance.get(figure, 10)), NOISE_FACTOR * spread_pct(past))
-        out.append(history.judge_figure(figure, value, past, tolerance, 1))
+        judged = history.judge_figure(figure, value, past, tolerance, 1)
+        # The judge's words are a night's against its good nights; here the past is GOOD's probes.
+        judged["evidence"] = judged["evidence"].replace(f" of {len(past)} nights:", f" of GOOD's {len(past)} probes:")
+        out.append(judged)
     return out
 
 

@@ -76,10 +76,3 @@ setup() {
   grep -q "first bad commit: $planted (change 3: the reward halved)" "$dir/report.md"
   [[ -s $dir/report.html ]]
 }
-
-@test "61: a BAD whose job is as good as GOOD's exits 1 saying BAD is not bad" {
-  run --separate-stderr "$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$REPO" --good HEAD~5 --bad HEAD~4
-  assert_failure 1
-  grep -q "^ERROR: BAD $(git -C "$REPO" rev-parse HEAD~4) is not bad" <<<"$stderr"
-  refute_output --partial first_bad=
-}

@@ -137,7 +137,7 @@ print(v[3]["reasons"])'
   assert_success
   assert_line --index 0 "[True, True, False, True]"
   assert_line --index 1 "succeeded_in_time: status X"
-  assert_line --index 2 --partial "final score 0.25 vs median 0.5 of 2 nights: -50% (worse than 10%)"
+  assert_line --index 2 --partial "final score 0.25 vs median 0.5 of GOOD's 2 probes: -50% (worse than 10%)"
   assert_line --index 3 "['succeeded_in_time: status X']"
 }
 
