@@ -116,16 +116,7 @@ def probe_job(args, settings) -> dict:
         raise MvpError("--job and --spec: give one (a job of the nightly suite, or a JobSpec)", BAD_INPUT)
     if not (args.steps.isdigit() and int(args.steps) >= 1):
         raise MvpError(f"--steps {args.steps} is not a whole number of training steps >= 1, e.g. --steps 2", BAD_INPUT)
-    where = suite.resolve(settings.nightly_suite or suite.DEFAULT, suite.REPO)
-    if args.spec:
-        spec = Path(args.spec).resolve()
-        job = suite.spec_job("spec", str(spec), f"--spec {args.spec}", suite.REPO)
-    else:
-        jobs = {j.name: j for j in suite.load(where, suite.REPO)}
-        name = args.job or DEFAULT_JOB
-        if name not in jobs:
-            raise MvpError(f"--job {name} is not a job of the nightly suite {where}; use {', '.join(jobs)}", BAD_INPUT)
-        job = jobs[name]
+    job = _suite_job(args, settings)
     words = [w for o in job.overrides for w in ("--override", o)]
     words += ["--override", f"trainer.total_training_steps={args.steps}"]
     if job.workload in SEED_KEYS:
@@ -134,6 +125,21 @@ def probe_job(args, settings) -> dict:
     checks = [c for c in PROBE_CHECKS if not job.checks or c in job.checks or c == "submitted"]
     return {"name": job.name, "script": job.script, "spec": job.spec, "workload": job.workload, "words": words,
             "checks": checks, "steps": int(args.steps)}
+
+
+def _suite_job(args, settings) -> suite.Job:
+    """The JobSpec of --spec, or the suite's job --job; their refusals are bad input (exit 2)."""
+    where = suite.resolve(settings.nightly_suite or suite.DEFAULT, suite.REPO)
+    try:
+        if args.spec:
+            return suite.spec_job("spec", str(Path(args.spec).resolve()), f"--spec {args.spec}", suite.REPO)
+        jobs = {j.name: j for j in suite.load(where, suite.REPO)}
+    except MvpError as exc:
+        raise MvpError(str(exc), BAD_INPUT) from None
+    name = args.job or DEFAULT_JOB
+    if name not in jobs:
+        raise MvpError(f"--job {name} is not a job of the nightly suite {where}; use {', '.join(jobs)}", BAD_INPUT)
+    return jobs[name]
 
 
 def verdict(probe: dict, references: list, settings) -> dict:

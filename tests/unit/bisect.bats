@@ -117,6 +117,8 @@ print(" ".join(bisect.subject(Path(sys.argv[1]), c) for c in bisect.commit_path(
   refused "--good HEAD and --bad main are the same commit" --repo "$REPO" --good HEAD --bad main
   refused "--steps 0 is not a whole number of training steps >= 1" --repo "$REPO" --good HEAD~1 --bad HEAD --steps 0
   refused "--job nope is not a job of the nightly suite" --repo "$REPO" --good HEAD~1 --bad HEAD --job nope
+  refused "--spec $BATS_TEST_TMPDIR/none.yaml: spec $BATS_TEST_TMPDIR/none.yaml does not exist" --repo "$REPO" --good HEAD~1 --bad HEAD \
+    --spec "$BATS_TEST_TMPDIR/none.yaml"
   [[ ! -e $SHARED_ROOT/regressions ]]
 }
 
