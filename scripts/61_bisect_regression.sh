@@ -39,7 +39,8 @@ probe() {
   local -a spec=() words=()
   local -A answer=()
   mvp::log::step "probe of ${commit:0:12} (${STEP[role]})"
-  if out=$(env "${MVP_FLAG_SETTINGS[@]}" "$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain \
+  # CODE_ID empty: each commit its own snapshot, git-<sha> (not one a caller or the config named; 60 exports its own).
+  if out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID= "$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain \
     --git-repo "$REPO" --rev "$commit" 2>>"$dir/bisect.log") && mvp::kv::read answer <<<"$out"; then
     code=${answer[code_id]:-}
   fi
