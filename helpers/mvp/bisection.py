@@ -234,7 +234,7 @@ def outcome_line(state: dict) -> str:
 def rows(state: dict) -> list:
     """One row per probe: number, role, commit, subject, snapshot, job, verdict, reasons."""
     return [(str(n), p["role"], p["commit"], p["subject"], p["code_id"] or "-", p["submission_id"] or "-",
-             "BAD" if p["verdict"]["bad"] else "good", "; ".join(p["verdict"]["reasons"]))
+             "BAD" if p["verdict"]["bad"] else "good", " ".join("; ".join(p["verdict"]["reasons"]).split()))
             for n, p in enumerate(state["probes"], 1)]
 
 
@@ -310,11 +310,15 @@ def record(args, settings) -> int:
              "submission_id": args.submission_id, "verdict": verdict(judged, references, settings), "judged": judged}
     state["probes"].append(probe)
     save(directory, state)
-    n = len(state["probes"])
-    word = "BAD" if probe["verdict"]["bad"] else "good"
-    kv.emit((f"probe_{n}", f"{args.commit} {probe['role']} {word} snapshot {args.code_id or '-'} job "
-             f"{args.submission_id or '-'}: {'; '.join(probe['verdict']['reasons'])[:300]}"))
+    kv.emit((f"probe_{len(state['probes'])}", probe_line(probe)))
     return 0
+
+
+def probe_line(probe: dict) -> str:
+    """A probe as one line (a check's evidence may hold a job's multi-line message)."""
+    text = (f"{probe['commit']} {probe['role']} {'BAD' if probe['verdict']['bad'] else 'good'} snapshot "
+            f"{probe['code_id'] or '-'} job {probe['submission_id'] or '-'}: {'; '.join(probe['verdict']['reasons'])}")
+    return " ".join(text.split())[:400]
 
 
 def finish(args, settings) -> int:

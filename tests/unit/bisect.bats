@@ -135,12 +135,18 @@ good = [job(0.50, 1.0), job(0.50, 1.3)]          # their s/step spread: 26 %
 v = [bisect.verdict(job(0.50, failed=True), good, s), bisect.verdict(job(0.25), good, s),
      bisect.verdict(job(0.48, 1.5), good, s), bisect.verdict(job(0.25, failed=True), [], s)]
 print([x["bad"] for x in v]); print(v[0]["reasons"][0]); print(v[1]["reasons"][0])
-print(v[3]["reasons"])'
+print(v[3]["reasons"])
+probe = {"commit": "abc", "role": "probe", "code_id": "git-abc", "submission_id": "",
+         "verdict": {"bad": True, "reasons": ["succeeded_in_time: status FAILED; Traceback\n  line 2\nError"]}}
+print(bisect.probe_line(probe))'
   assert_success
   assert_line --index 0 "[True, True, False, True]"
   assert_line --index 1 "succeeded_in_time: status X"
   assert_line --index 2 --partial "final score 0.25 vs median 0.5 of GOOD's 2 probes: -50% (worse than 10%)"
   assert_line --index 3 "['succeeded_in_time: status X']"
+  # A job's multi-line message stays on the probe's one key=value line.
+  assert_line --index 4 "abc probe BAD snapshot git-abc job -: succeeded_in_time: status FAILED; Traceback line 2 Error"
+  assert_equal "${#lines[@]}" 5
 }
 
 @test "bisect outcome: GOOD that fails stops at once (not good); BAD judged good stops (not bad); finish exits 1 saying which, 0 with first_bad= last" {
