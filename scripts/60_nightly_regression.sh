@@ -11,6 +11,9 @@
 # and regressions/index.html (every night, with trend charts); judges each
 # job's figures against its own history too (check `regression`); tells
 # MVP_NIGHTLY_MAIL_TO and the webhook of MVP_NIGHTLY_WEBHOOK_URL_FILE, once.
+# With MVP_NIGHTLY_BISECT_REPO (a git checkout of verl), a failed night whose
+# snapshot's commit descends from the last good night's is bisected first
+# (61_bisect_regression.sh), and the mail names the first bad commit.
 # Keeps the newest MVP_NIGHTLY_KEEP runs and their job directories.
 # --dry-run prints the plan and touches nothing.
 #
@@ -161,6 +164,29 @@ submit_interrupted() {
   IDS[$job]=${answer[submission_id]:-}
 }
 
+# bisect_night: after a failed night, with MVP_NIGHTLY_BISECT_REPO set, 61
+# between the last good night's commit and tonight's (the helper decides
+# whether the night qualifies and says why not); its outcome goes beside the
+# night's report (bisection.json), which the mail names.
+bisect_night() {
+  [[ -n $MVP_NIGHTLY_BISECT_REPO ]] || return 0
+  local out
+  local -A plan=() answer=()
+  if ! out=$(mvp::helper::run bisect night --run-dir "$RUN_DIR") || ! mvp::kv::read plan <<<"$out"; then
+    mvp::log::warn "no bisection: the helper could not plan one (see $LOG)"
+    return 0
+  fi
+  if [[ -n ${plan[skip]:-} ]]; then
+    mvp::log::skip "bisection (${plan[skip]})"
+    return 0
+  fi
+  mvp::log::step "bisecting ${plan[good]:0:12}..${plan[bad]:0:12} in $MVP_NIGHTLY_BISECT_REPO with job ${plan[job]}"
+  out=$("$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$MVP_NIGHTLY_BISECT_REPO" --good "${plan[good]}" \
+    --bad "${plan[bad]}" --job "${plan[job]}") || mvp::log::warn "the bisection found no first bad commit (see $LOG)"
+  mvp::kv::read answer <<<"$out" || mvp::log::warn "61's answer: $MVP_KV_ERROR"
+  [[ -z ${answer[report]:-} ]] || mvp::helper::run bisect told --run-dir "$RUN_DIR" --dir "${answer[report]}" || true
+}
+
 main() {
   local -a original_args=("$@")
   mvp::config::init "$@"
@@ -186,6 +212,7 @@ main() {
       echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
     done
     echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+    [[ -z $MVP_NIGHTLY_BISECT_REPO ]] || echo "  when the night fails and its commit descends from the last good night's in $MVP_NIGHTLY_BISECT_REPO: 61_bisect_regression.sh between the two, with the first failed job"
     echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
     echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
     return 0
@@ -233,6 +260,7 @@ main() {
   mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
   summary=${verdict[summary]:-}
   mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  ((rc == 0)) || bisect_night
   mvp::helper::run notify --run-dir "$RUN_DIR" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"

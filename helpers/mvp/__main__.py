@@ -39,8 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mvp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     # In this order in --help: the cluster, submitting, a job after it, the
-    # shared root's contents, the nightly.
-    for add in (_cluster_commands, _submit_commands, _job_commands, _shared_root_commands, _nightly_commands):
+    # shared root's contents, the nightly, its bisection.
+    for add in (_cluster_commands, _submit_commands, _job_commands, _shared_root_commands, _nightly_commands,
+                _bisect_commands):
         add(sub)
     return p
 
@@ -127,6 +128,10 @@ def _shared_root_commands(sub) -> None:
     c.set_defaults(func=module_command("prepare", "main"))
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")
+    c.add_argument("--git-commit", default="", help="MVP_VERL_SRC is this commit's tree (31 --git-repo): its full sha")
+    c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
+    c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
+    c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
     c.set_defaults(func=module_command("snapshot", "main"))
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
@@ -164,6 +169,24 @@ def _nightly_commands(sub) -> None:
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
     what.add_argument("--check", action="store_true", help="only check the nightly's settings")
     c.set_defaults(func=module_command("notify", "main"))
+
+
+def _bisect_commands(sub) -> None:
+    c = sub.add_parser("bisect", help="61_bisect_regression.sh's steps: the first commit that makes a job worse")
+    c.add_argument("step", choices=("start", "next", "record", "finish", "night", "told"))
+    c.add_argument("--repo", default="", help="start: the git checkout of verl")
+    c.add_argument("--good", default="", help="start: a good commit")
+    c.add_argument("--bad", default="", help="start: a later bad commit")
+    c.add_argument("--job", default="", help="start: the nightly suite's job to probe with (default grpo)")
+    c.add_argument("--spec", default="", help="start: a JobSpec to probe with instead")
+    c.add_argument("--steps", default="2", help="start: training steps per probe")
+    c.add_argument("--dry-run", action="store_true", help="start: list the commits, make nothing")
+    c.add_argument("--dir", default="", help="next, record, finish, told: the bisection's directory")
+    c.add_argument("--run-dir", default="", help="night, told: the nightly run whose failure is bisected")
+    c.add_argument("--commit", default="", help="record: the probed commit")
+    c.add_argument("--code-id", default="", help="record: its snapshot")
+    c.add_argument("--submission-id", default="", help="record: its job (empty: not submitted)")
+    c.set_defaults(func=module_command("bisection", "main"))
 
 
 def main(argv=None) -> int:

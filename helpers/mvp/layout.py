@@ -17,7 +17,7 @@ DIRECTORIES = (
     ("admission", "admission", "per cluster (MVP_CLUSTER_NAME; host_port for another ray.address): lock, claims/, queue/"),
     ("clusters", "clusters", "<MVP_CLUSTER_NAME>.json: the head that last started under each cluster name"),
     ("slurm", "slurm", "Slurm jobs of 70_render_sbatch.sh: <name>-<job id>.out, <job id>/ray-<node>.log"),
-    ("regressions", "regressions", "nightly runs: <run id>/report.*, index.html"),
+    ("regressions", "regressions", "nightly runs: <run id>/report.*, index.html; bisections (61): bisect-<time>/report.*"),
     ("common", "common", "shared by all users: models, data, code snapshots"),
     ("models", "common/models", "base models: common/models/<org>/<name>"),
     ("common_datasets", "common/datasets", "shared data sets"),

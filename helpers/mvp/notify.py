@@ -73,6 +73,10 @@ def check_settings(settings) -> None:
                        "install a mail transfer agent (e.g. apt-get install msmtp-mta) or set the path")
     if settings.nightly_webhook_url_file:
         webhook_url(settings.nightly_webhook_url_file)
+    from .bisection import is_checkout
+    if settings.nightly_bisect_repo and not is_checkout(settings.nightly_bisect_repo):
+        raise MvpError(f"MVP_NIGHTLY_BISECT_REPO={settings.nightly_bisect_repo} is not a git checkout; point it at a "
+                       "git clone of verl (your fork) on this host, or leave it empty (no bisection)")
 
 
 def _failed(report: dict) -> list:
@@ -80,11 +84,20 @@ def _failed(report: dict) -> list:
             for j in report["jobs"] if any(c["passed"] is False for c in j["checks"])]
 
 
+def bisection_line(run_dir: Path) -> str:
+    """What the night's bisection found (bisection.json, 60 with
+    MVP_NIGHTLY_BISECT_REPO), as one line; "" when none ran."""
+    found = fsutil.read_json(run_dir / "bisection.json")
+    return f"Bisection: {found['line']} ({found['report']})" if found else ""
+
+
 def send_mail(settings, report: dict, run_dir: Path) -> None:
     msg = EmailMessage()
     msg["To"] = ", ".join(settings.nightly_mail_to)
     msg["Subject"] = report["summary"]
-    msg.set_content((run_dir / "report.md").read_text(encoding="utf-8") + f"\nReport: {run_dir / 'report.html'}\n")
+    bisected = bisection_line(run_dir)
+    msg.set_content((f"{bisected}\n\n" if bisected else "") + (run_dir / "report.md").read_text(encoding="utf-8")
+                    + f"\nReport: {run_dir / 'report.html'}\n")
     # One header line for the verdict (folding it would split it for a grep or a filter rule).
     text = msg.as_bytes(policy=policy.default.clone(max_line_length=998))
     done = subprocess.run([settings.nightly_sendmail, "-t", "-oi"], input=text, capture_output=True,
@@ -94,7 +107,9 @@ def send_mail(settings, report: dict, run_dir: Path) -> None:
 
 
 def post_webhook(url: str, report: dict, run_dir: Path) -> None:
-    payload = {"text": f"{report['summary']}\n{run_dir / 'report.html'}", "run_id": report["run_id"],
+    bisected = bisection_line(run_dir)
+    text = "\n".join(line for line in (report["summary"], bisected, str(run_dir / "report.html")) if line)
+    payload = {"text": text, "run_id": report["run_id"], "bisection": bisected or None,
                "passed": report["passed"], "summary": report["summary"], "failed": _failed(report),
                "report": str(run_dir / "report.html")}
     request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",

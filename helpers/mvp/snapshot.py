@@ -89,15 +89,19 @@ def default_id(src: Path, digest: str, git: dict) -> str:
     return f"src-{digest[:12]}"
 
 
-def create(src: Path, shared_root: Path, code_id: str) -> Path:
+def create(src: Path, shared_root: Path, code_id: str, commit: Optional[dict] = None) -> Path:
     """The snapshot of src under code_id (default: default_id), or the
-    existing one when it holds the same content."""
+    existing one when it holds the same content. commit: src is the tree of
+    that git commit (31 --git-repo), as git_facts gives it."""
     if not (src / "verl" / "__init__.py").is_file():
+        if commit:
+            raise MvpError(f"commit {commit['git_commit']} of {commit['source_path']} is not a verl source tree "
+                           "(no verl/__init__.py); give a commit of a verl checkout")
         raise MvpError(f"MVP_VERL_SRC: {src} is not a verl source tree (no verl/__init__.py); "
                        "git clone https://github.com/volcengine/verl.git there, or point MVP_VERL_SRC at one")
     files = _files(src)
     digest = _digest(files)
-    git = _git(src)
+    git = dict(commit) if commit else {"source_path": str(src), **_git(src)}
     code_id = check_id(code_id or default_id(src, digest, git), "CODE_ID")
     root = code_root(shared_root)
     target = root / code_id
@@ -109,7 +113,7 @@ def create(src: Path, shared_root: Path, code_id: str) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         linked, copied, size = _fill(tmp, src, files, root / base_id if base_id else None)
-        _seal(tmp, code_id, {"code_id": code_id, "source_path": str(src), **git,
+        _seal(tmp, code_id, {"code_id": code_id, **git,
                              "file_count": len(files), "size_bytes": size, "content_sha256": digest,
                              "hard_linked_from": base_id if linked else None, "hard_linked_files": linked,
                              "created_at": datetime.now(timezone.utc).isoformat(), "files": files})
@@ -182,8 +186,17 @@ def derive_preflight_facts(target: Path, settings) -> None:
                  + (f", reward function read from {where}" if where else ""))
 
 
+def git_facts(args) -> Optional[dict]:
+    """What 31 --git-repo found (the commit's full sha and subject, the rev
+    asked for), for the manifest; None for a plain tree."""
+    if not args.git_commit:
+        return None
+    return {"source_path": args.git_repo, "git_commit": args.git_commit, "git_dirty": False,
+            "git_subject": args.git_subject, "git_rev": args.git_rev, "git_toplevel": args.git_repo}
+
+
 def main(args, settings) -> int:
-    target = create(settings.verl_src, settings.shared_root, settings.code_id)
+    target = create(settings.verl_src, settings.shared_root, settings.code_id, git_facts(args))
     derive_preflight_facts(target, settings)
     kv.emit(("code_id", target.name))
     return 0

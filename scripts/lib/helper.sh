@@ -23,8 +23,9 @@ mvp::helper::env() {
 # command belongs. The one rule:
 # - host: commands that only speak HTTP to the dashboard and read the shared
 #   root (status, cluster-wait, node-ids, logs, stop, wait, reconcile), and
-#   notify (this host's sendmail and webhook URL file) and nightly-suite
-#   (the suite file, read before any node exists), run on
+#   notify (this host's sendmail and webhook URL file), nightly-suite
+#   (the suite file, read before any node exists) and bisect (61's steps:
+#   this host's git checkout, the shared root's job directories), run on
 #   this host with the standard library, so they work, and a wait survives,
 #   while the head is down;
 # - data: commands that need pyarrow/PyYAML (prepare, snapshot, nightly) run
@@ -35,7 +36,7 @@ mvp::helper::env() {
 mvp::helper::run() {
   local place=head
   case $1 in
-    status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay|notify|nightly-suite) place=host ;;
+    status|cluster-wait|node-ids|logs|stop|wait|reconcile|render-kuberay|notify|nightly-suite|bisect) place=host ;;
     prepare|snapshot|nightly) [[ $MVP_HOST_SEES_NODE_FILES == 1 ]] && place=host ;;
   esac
   local -a env=()

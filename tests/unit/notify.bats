@@ -13,6 +13,7 @@ setup() {
   export MVP_NIGHTLY_WEBHOOK_URL_FILE="" MVP_NIGHTLY_NOTIFY_TRIES=3 MVP_NIGHTLY_NOTIFY_PAUSE_S=0.2
   export MVP_NIGHTLY_HISTORY=7 MVP_NIGHTLY_MIN_HISTORY=3 MVP_NIGHTLY_TOLERANCE="step_s=10" MVP_NIGHTLY_HISTORY_SINCE=""
   export MVP_NIGHTLY_BAND_K=5 MVP_NIGHTLY_BAND_STEPS=2 MVP_NIGHTLY_BAND_FLOOR=2
+  export MVP_NIGHTLY_BISECT_REPO=""
   SECRET=T0KEN$RANDOM$RANDOM
 }
 
@@ -119,7 +120,7 @@ notify() {
   jq -e '.body | fromjson | .passed == true and .failed == []' "$BATS_TEST_TMPDIR/posts"
 }
 
-@test "notify --check: a URL file others may read, a missing sendmail, a bad tolerance, band or NOTIFY_ON is one ERROR line, exit 1" {
+@test "notify --check: a URL file others may read, a missing sendmail, a bad tolerance, band or NOTIFY_ON, a bisection repo that is no git checkout is one ERROR line, exit 1" {
   echo "http://127.0.0.1:9/hooks/$SECRET" >"$BATS_TEST_TMPDIR/url"
   chmod 644 "$BATS_TEST_TMPDIR/url"
   MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url notify --check
@@ -139,6 +140,8 @@ notify() {
   MVP_NIGHTLY_BAND_STEPS=0 notify --check
   assert_failure 1
   [[ $stderr == "ERROR: MVP_NIGHTLY_BAND_K=5, MVP_NIGHTLY_BAND_FLOOR=2, MVP_NIGHTLY_BAND_STEPS=0: "* ]]
+  MVP_NIGHTLY_BISECT_REPO=$BATS_TEST_TMPDIR notify --check
+  assert_equal "$stderr" "ERROR: MVP_NIGHTLY_BISECT_REPO=$BATS_TEST_TMPDIR is not a git checkout; point it at a git clone of verl (your fork) on this host, or leave it empty (no bisection)"
   notify --check
   assert_success
   # The script refuses before it starts a night (and in --dry-run).

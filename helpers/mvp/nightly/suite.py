@@ -97,14 +97,14 @@ def _entry(entry, where: str, repo: Path) -> Job:
         raise MvpError(f"{where}: unknown field '{unknown[0]}'; an entry has {', '.join(FIELDS)}")
     if ("spec" in entry) == ("command" in entry):
         raise MvpError(f"{where}: give exactly one of spec (a JobSpec) or command (a verl command line)")
-    job = _spec_job(name, entry["spec"], where, repo) if "spec" in entry else _command_job(name, entry["command"], where)
+    job = spec_job(name, entry["spec"], where, repo) if "spec" in entry else _command_job(name, entry["command"], where)
     job.overrides = _overrides(entry.get("overrides", []), where)
     job.checks = _checks(entry.get("checks"), where)
     job.retries = _retries(entry.get("retries"), where)
     return job
 
 
-def _spec_job(name: str, spec, where: str, repo: Path) -> Job:
+def spec_job(name: str, spec, where: str, repo: Path) -> Job:
     if not isinstance(spec, str) or not spec:
         raise MvpError(f"{where}: spec must be a JobSpec's path (relative to the repo, or absolute)")
     path = resolve(spec, repo)

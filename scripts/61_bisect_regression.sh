@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# 61_bisect_regression.sh: finds the first commit of a verl git checkout
+# (--repo, your fork) between --good and --bad that makes a nightly job worse,
+# on the running cluster. Each probed commit becomes a code snapshot (31
+# --git-repo; the checkout is never touched) and runs the nightly suite's job
+# (--job, default grpo) or a JobSpec (--spec) for --steps training steps
+# (default 2) with a fixed seed, through its submit script with --wait, as the
+# nightly submits it. GOOD runs twice (its spread is the noise the figures are
+# judged with), then BAD, then a binary search along BAD's first-parent line:
+# at most ceil(log2(commits)) + 3 probes. Each probe is judged by the
+# nightly's judge (its checks, and its figures against GOOD's), never by
+# "the numbers differ".
+#
+# Stdout, key=value lines: report=<the bisection's directory>, one probe_N
+# line per probe (commit, role, verdict, snapshot, job, reasons), and
+# first_bad=<full sha> last; the commit's subject on stderr. The directory
+# <SHARED_ROOT>/regressions/bisect-<time>/ holds report.md, report.html and
+# bisect.json; the jobs' logs go to its bisect.log.
+# Exit: 0 found; 1 GOOD is not good or BAD is not bad (the ERROR line says
+# which); 2 bad input (not a git checkout, an unknown rev, GOOD not an
+# ancestor of BAD). --dry-run lists the commits it would probe and submits
+# nothing. Safe to re-run: each run is a new bisection; snapshots dedup.
+set -Eeuo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# What this script takes beyond the common flags: the source of its --help
+# and of docs/scripts.md (mvp::flags::spec).
+mvp::flags::spec "--repo DIR  the git checkout of verl (your fork) the commits are in" \
+  "--good REV  a commit whose job is good" \
+  "--bad REV  a later commit whose job is worse (GOOD must be in its history)" \
+  "--job NAME  the nightly suite's job each probe runs (default grpo)" \
+  "--spec JOBSPEC.yaml  a JobSpec each probe runs instead of a suite job" \
+  "--steps K  training steps per probe (default 2)"
+
+# probe DIR: snapshots and runs the commit `bisect next` named (in STEP),
+# then has the helper judge it; prints its probe_N line.
+probe() {
+  local dir=$1 commit=${STEP[commit]} code="" sid="" out i
+  local -a spec=() words=()
+  local -A answer=()
+  mvp::log::step "probe of ${commit:0:12} (${STEP[role]})"
+  # CODE_ID empty: each commit its own snapshot, git-<sha> (not one a caller or the config named; 60 exports its own).
+  if out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID= "$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain \
+    --git-repo "$REPO" --rev "$commit" 2>>"$dir/bisect.log") && mvp::kv::read answer <<<"$out"; then
+    code=${answer[code_id]:-}
+  fi
+  if [[ -n $code ]]; then
+    [[ -z ${STEP[spec]} ]] || spec=("${STEP[spec]}")
+    for ((i = 0; i < STEP[argc]; i++)); do words+=("${STEP[arg_$i]}"); done
+    answer=()
+    # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
+    out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID="$code" "$MVP_REPO/scripts/${STEP[script]}.sh" "${spec[@]}" \
+      --porcelain --wait "${words[@]}" 2>>"$dir/bisect.log") || true
+    mvp::kv::read answer <<<"$out" || mvp::log::warn "the submit script's answer: $MVP_KV_ERROR"
+    sid=${answer[submission_id]:-}
+  else
+    mvp::log::warn "no snapshot of $commit (see $dir/bisect.log)"
+  fi
+  mvp::helper::run bisect record --dir "$dir" --commit "$commit" --code-id "$code" --submission-id "$sid"
+}
+
+main() {
+  mvp::config::init "$@"
+  local -a args=(bisect start "${MVP_FLAG_WORDS[@]}")
+  [[ $MVP_DRY_RUN == 1 ]] && args+=(--dry-run)
+  local out dir
+  local -A answer=()
+  # A refusal is the helper's one ERROR line (exit 2 for bad input): nothing to add to it.
+  out=$(mvp::helper::run "${args[@]}") || exit
+  if [[ $MVP_DRY_RUN == 1 ]]; then
+    printf '%s\n' "$out"
+    return 0
+  fi
+  mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's bisect answer: $MVP_KV_ERROR"
+  dir=${answer[report]}
+  REPO=$(cd "${MVP_FLAG[--repo]}" && pwd)
+  mvp::kv::emit report "$dir"
+  declare -gA STEP=()
+  while :; do
+    STEP=()
+    out=$(mvp::helper::run bisect next --dir "$dir") || exit
+    mvp::kv::read STEP <<<"$out" || mvp::log::die "the helper's bisect answer: $MVP_KV_ERROR"
+    [[ ${STEP[action]} == probe ]] || break
+    probe "$dir" || exit
+  done
+  mvp::helper::run bisect finish --dir "$dir" || exit
+}
+
+main "$@"
