@@ -45,7 +45,7 @@ copy_tree() {
   sed -i '/^| `kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
   sed -i '/^| \[`72_build_image.sh`\]/d' "$tree/docs/scripts.md"
-  sed -i 's/All twenty-one numbered scripts/All twenty numbered scripts/' "$tree/README.md"
+  sed -i -E 's/All twenty-[a-z]+ numbered scripts/All twenty numbered scripts/' "$tree/README.md"
   local readme_line scripts=("$tree"/scripts/[0-9][0-9]_*.sh)
   readme_line=$(grep -n 'All twenty numbered scripts' "$tree/README.md" | cut -d: -f1)
   echo '"""A module no table names."""' >"$tree/helpers/mvp/unlisted.py"
