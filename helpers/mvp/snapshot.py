@@ -72,7 +72,13 @@ def _digest(files: dict) -> str:
 
 
 def _git(src: Path) -> dict:
+    """The commit of the git checkout src is part of, when git tracks src's
+    files: a tree inside a checkout that ignores it (a download under the
+    runbook's own ignored .mvp/cache/) is no commit of that checkout."""
     try:
+        tracked = subprocess.run(["git", "-C", str(src), "ls-files", "--", "."], capture_output=True, text=True, check=True).stdout
+        if not tracked.strip():
+            return {"git_commit": None, "git_dirty": None}
         commit = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
         dirty = bool(subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "."],
                                     capture_output=True, text=True, check=True).stdout.strip())
