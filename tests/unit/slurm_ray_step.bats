@@ -20,6 +20,11 @@ SH
   chmod +x "$STEP"
 }
 
+# A test that fails before its TERM leaves no blocked step behind.
+teardown() {
+  [[ -z ${STEP_PID:-} ]] || kill -TERM "$STEP_PID" 2>/dev/null || true
+}
+
 # ray_step: mvp::rt::ray_step LOG STEP in the background, as slurm_job.sh runs it.
 ray_step() {
   exec bash -c 'source "$1/scripts/lib/common.sh"; mvp::config::load; mvp::rt::ray_step "$2" "$3"' _ "$MVP_REPO" "$BATS_TEST_TMPDIR/ray.log" "$STEP" 2>>"$BATS_TEST_TMPDIR/err"
@@ -28,7 +33,8 @@ ray_step() {
 @test "slurm: a Ray step whose raylet missed Ray's 30 s runs once more, with one WARN line; TERM then ends the second step" {
   FIRST_OUTPUT="Exception: The current node timed out during startup. This could happen because some of the raylet failed to startup or the GCS has become overloaded." \
     ray_step &
-  local pid=$!
+  STEP_PID=$!
+  local pid=$STEP_PID
   mvp_wait_until 20 "the second step to block" grep -q "run 2: blocking" "$BATS_TEST_TMPDIR/ray.log"
   kill -TERM "$pid"
   local rc=0
