@@ -244,3 +244,16 @@ mvp_wait_until() {
 # mvp_job_log_has ID PATTERN: 51_logs.sh shows a line of job ID matching
 # PATTERN (grep -E); for mvp_wait_until.
 mvp_job_log_has() { grep -qE "$2" <("$MVP_REPO/scripts/51_logs.sh" "$1" 2>/dev/null); }
+
+# mvp_eval NAME DIR IMPORTS EXPR: prints, as JSON, the Python expression EXPR
+# evaluated after IMPORTS, with helpers/ and tests/test_helper/ on the path
+# and NAME a pathlib.Path of DIR (the unit tests' simulations of the nightly
+# and of fingerprints).
+mvp_eval() {
+  PYTHONPATH=$MVP_REPO/helpers:$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" -c '
+import json, sys
+from pathlib import Path
+exec(sys.argv[3])
+globals()[sys.argv[1]] = Path(sys.argv[2])
+print(json.dumps(eval(sys.argv[4])))' "$@"
+}

@@ -11,16 +11,11 @@ setup() {
   mkdir -p "$ROOT"
 }
 
-# sim EXPR: evaluates EXPR in fingerprint_sim with ROOT (a Path); prints JSON.
+# sim EXPR: EXPR evaluated with ROOT (a Path) defined; prints JSON.
 sim() {
-  PYTHONPATH=$MVP_REPO/helpers:$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" -c '
-import json, sys
-from pathlib import Path
-from fingerprint_sim import *
+  mvp_eval ROOT "$ROOT" 'from fingerprint_sim import *
 from mvp import fingerprint, runenv
-from mvp.nightly import fingerprints, judge, index
-ROOT = Path(sys.argv[1])
-print(json.dumps(eval(sys.argv[2])))' "$ROOT" "$1"
+from mvp.nightly import fingerprints, judge, index' "$1"
 }
 
 @test "fingerprint of a job: snapshot id, commit and files digest, the driver's versions, Ray per node (head from the dashboard, workers from their keepers), the alive cluster's shape, runtime and auth" {

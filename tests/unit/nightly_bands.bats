@@ -11,16 +11,11 @@ setup() {
   mkdir -p "$REG"
 }
 
-# sim EXPR: evaluates EXPR in nightly_sim with REG (a Path) defined; prints JSON.
+# sim EXPR: EXPR evaluated with REG (a Path) defined; prints JSON.
 sim() {
-  PYTHONPATH=$MVP_REPO/helpers:$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" -c '
-import json, sys
-from pathlib import Path
-from nightly_sim import *
+  mvp_eval REG "$REG" 'from nightly_sim import *
 from mvp.nightly.bands import Rule
-from mvp.nightly import bandview, metrics
-REG = Path(sys.argv[1])
-print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
+from mvp.nightly import bandview, metrics' "$1"
 }
 
 @test "bands: the figures are read from verl 0.9.1's keys as real GRPO and SFT step lines carry them; 0 GPU bytes (a CPU run) is no memory curve" {

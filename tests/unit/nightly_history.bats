@@ -10,14 +10,10 @@ setup() {
   mkdir -p "$REG"
 }
 
-# sim EXPR: evaluates EXPR in nightly_sim with REG (a Path) defined; prints JSON.
+# sim EXPR: EXPR evaluated with REG (a Path) defined; prints JSON.
 sim() {
-  PYTHONPATH=$MVP_REPO/helpers:$MVP_REPO/tests/test_helper "$MVP_REPO/.venv/bin/python" -c '
-import json, random, sys
-from pathlib import Path
-from nightly_sim import *
-REG = Path(sys.argv[1])
-print(json.dumps(eval(sys.argv[2])))' "$REG" "$1"
+  mvp_eval REG "$REG" 'import random
+from nightly_sim import *' "$1"
 }
 
 @test "history: a flat history passes tonight's +5% and fails +30%, with the figure, the median and the night count as evidence" {
