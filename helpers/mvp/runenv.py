@@ -87,14 +87,22 @@ def node_file(job_dir, ip: str) -> Path:
     return Path(job_dir) / FILES["env_node"].replace("<ip>", ip)
 
 
+def _env_dir(path: Path) -> Path:
+    """path, with its directory (logs/env/) made as the job directory's are:
+    nothing in a job directory is for others (makedirs' default gave 0755)."""
+    os.makedirs(path.parent.parent, mode=0o750, exist_ok=True)  # logs/, where it is not there yet
+    os.makedirs(path.parent, mode=0o750, exist_ok=True)
+    return path
+
+
 def write_driver(job_dir: str) -> None:
-    fsutil.write_json(Path(job_dir) / FILES["env_driver"], {**versions(), "packages": packages()})
+    fsutil.write_json(_env_dir(Path(job_dir) / FILES["env_driver"]), {**versions(), "packages": packages()})
 
 
 def write_node(job_dir: str, ip: str) -> None:
     """This node's versions (a log keeper calls it; a failure costs the job nothing)."""
     try:
-        fsutil.write_json(node_file(job_dir, ip), {"ip": ip, **versions()})
+        fsutil.write_json(_env_dir(node_file(job_dir, ip)), {"ip": ip, **versions()})
     except OSError:
         pass
 

@@ -137,3 +137,16 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   jq -e '.[0] > 50 and .[0] == (.[2] | length) and .[2] == (.[2] | sort) and (.[2] | map(select(startswith("ray=="))) | length) == 1
          and (.[1] | test("^[0-9a-f]{64}$"))' <<<"$output"
 }
+
+@test "fingerprint: logs/env/ is made as the job directory's own directories are, nothing for others, by the driver's and a node's writer alike" {
+  local job
+  for job in driver node; do
+    mkdir -m 750 "$BATS_TEST_TMPDIR/$job"
+    mvp_eval JOB "$BATS_TEST_TMPDIR/$job" 'from mvp import runenv' \
+      "runenv.write_driver(str(JOB)) if JOB.name == 'driver' else runenv.write_node(str(JOB), '10.0.0.9')" >/dev/null
+    run stat -c %a "$BATS_TEST_TMPDIR/$job/logs/env"
+    assert_output 750
+    run find "$BATS_TEST_TMPDIR/$job/logs" -perm /o=r
+    assert_output ""
+  done
+}
