@@ -125,12 +125,56 @@ assert_real_verl_ran() {
   assert_output false
 }
 
-@test "42 SFT trains real verl 0.9.1 on both worker nodes: verl's loss falls, its checkpoints hold both ranks' weights" {
-  run mvp_script 42_submit_sft_minimal --wait
+@test "the nightly on real verl runs a user's own two-job suite (MVP_NIGHTLY_SUITE: a JobSpec and a verl command line, under their names) one after another: its parser reads verl's own lines, the judge passes every check and weighs the command line's job against its history" {
+  local t0=$SECONDS line suite=$BATS_TEST_TMPDIR/suite.yaml
+  grpo_line
+  # The suite a user writes: the runbook's SFT JobSpec, and their GRPO command line as a list of words.
+  {
+    echo "jobs:"
+    echo "  - name: team_sft"
+    echo "    spec: templates/jobspecs/sft.yaml"
+    echo "  - name: my_grpo"
+    echo "    command: $(printf '%s\n' "${line[@]}" | jq -Rnc '[inputs]')"
+  } >"$suite"
+  # Three earlier good nights of my_grpo, far slower than verl on these CPUs: tonight is judged, and better.
+  mkdir -p "$SHARED_ROOT/regressions"
+  jq -n '[range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
+    jobs: {my_grpo: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
+                     figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
+    >"$SHARED_ROOT/regressions/history.json"
+  # CODE_ID: the night's snapshot is the file's pristine verl-0.9.1 (31 finds it and keeps it), so the
+  # tests below, which read this night's jobs and resume them, see verl's own tree.
+  MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' CODE_ID=verl-0.9.1 run mvp_script 60_nightly_regression
+  echo "# the two-job suite's night: $((SECONDS - t0)) s" >&3
   assert_success
+  assert_line --regexp "^NIGHTLY PASS "
+  local run_dir
+  run_dir=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
+  remember sft "$(jq -r '.jobs[] | select(.name == "team_sft") | .submission_id' "$run_dir/report.json")"
+  remember grpo "$(jq -r '.jobs[] | select(.name == "my_grpo") | .submission_id' "$run_dir/report.json")"
+  jq -e '[.jobs[].name] == ["team_sft", "my_grpo"]' "$run_dir/report.json" ||
+    fail "report jobs: $(jq -c '[.jobs[].name]' "$run_dir/report.json")"
+  jq -e '[.jobs[].checks[] | select(.passed == false)] | length == 0' "$run_dir/report.json"
+  jq -e '[.jobs[] | .metrics.steps] | all(. >= 3)' "$run_dir/report.json"
+  # The command line's job ran from the suite's words: its data and reward function are the user's.
+  local grpo_id
+  grpo_id=$(recall grpo)
+  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides | .["data.train_files"] == "\($r)/datasets/mine/train.parquet"
+    and .["reward.custom_reward_function.name"] == "my_score"' "$SHARED_ROOT/jobs/$grpo_id/config/job_spec.json"
+  run jq -r '.jobs[] | .name as $n | .checks[] | select(.name == "regression") | "\($n) \(.passed) \(.evidence)"' "$run_dir/report.json"
+  assert_line --regexp '^my_grpo true s/step [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); throughput [0-9.]+ vs median 0.001 of 3 nights: \+[0-9]+% \(better, beyond 10%\); final score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); best score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); peak memory GB [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); score \(critic/score/mean\): no band: 0 reference run\(s\) log it, 3 needed at a step; judged by its single figure \(final_score, best_score\) instead; loss \(actor/pg_loss\): no band: .*; grad_norm \(actor/grad_norm\): no band: 0 reference run\(s\) log it, 3 needed at a step; .*$'
+  assert_line --regexp '^team_sft null s/step [0-9.]+: not judged yet \(0 good nights in history, 3 needed\)'
+  # (The per-step bands need 3 good nights logging verl's curves; the seeded history has none, so each
+  # curve figure says so and falls back to its single figure.)
+  # The figures verl's own lines gave tonight, kept under the suite's names for the nights to come.
+  jq -e '.[-1].jobs | (.my_grpo.figures | [.step_s, .throughput, .final_score, .best_score, .peak_memory_gb] | all(. != null))
+         and (.team_sft.figures | [.step_s, .throughput, .final_loss] | all(. != null))' "$SHARED_ROOT/regressions/history.json"
+}
+
+@test "42's SFT JobSpec (the night's team_sft above) trains real verl 0.9.1 on both worker nodes: verl's loss falls, its checkpoints hold both ranks' weights" {
   local id
-  id=$(last_line)
-  remember sft "$id"
+  id=$(recall sft)
+  [[ $(job_json "$id" config/job_spec.json .resolved.workload) == sft ]]
   assert_real_verl_ran "$id"
   run steps "$id"
   assert_output "1 2 3 4"
@@ -172,15 +216,9 @@ assert_real_verl_ran() {
   [[ $(tree_digest "$SHARED_ROOT/jobs/$old") == "$digest" ]]
 }
 
-@test "43 -- a user's own GRPO command line (main_ppo, their parquet and reward function): verl's TaskRunner steps on a worker, non-zero reward and actor gradient, actor checkpoints with weights; TensorBoard events and an MLflow file store in the job dir hold verl's step metrics" {
-  local t0=$SECONDS line
-  grpo_line
-  run --separate-stderr mvp_script 43_submit_jobspec --wait -- "${line[@]}"
-  echo "# the user's GRPO command line: $((SECONDS - t0)) s" >&3
-  assert_success
+@test "43 -- a user's own GRPO command line (main_ppo, their parquet and reward function; the night's my_grpo above): verl's TaskRunner steps on a worker, non-zero reward and actor gradient, actor checkpoints with weights; TensorBoard events and an MLflow file store in the job dir hold verl's step metrics" {
   local id
-  id=$(last_line)
-  remember grpo "$id"
+  id=$(recall grpo)
   assert_real_verl_ran "$id"
   # The line's data, reward function and loggers, its paths written out absolute.
   jq -e --arg r "$SHARED_ROOT" '.resolved | .workload == "grpo" and (.trainer_overrides
@@ -356,46 +394,4 @@ tracked() {
   assert_failure
   tail -n 1 "$MVP_TEST_LOG" | grep -q "^ERROR: preflight: 'actor_rollout_ref.rollout.nme' is not a key of verl's config"
   [[ $(ls "$SHARED_ROOT/jobs" | wc -l) == "$before" ]]
-}
-
-@test "the nightly on real verl runs a user's own two-job suite (MVP_NIGHTLY_SUITE: a JobSpec and a verl command line, under their names) one after another: its parser reads verl's own lines, the judge passes every check and weighs the command line's job against its history" {
-  local t0=$SECONDS line suite=$BATS_TEST_TMPDIR/suite.yaml
-  grpo_line
-  # The suite a user writes: the runbook's SFT JobSpec, and their GRPO command line as a list of words.
-  {
-    echo "jobs:"
-    echo "  - name: team_sft"
-    echo "    spec: templates/jobspecs/sft.yaml"
-    echo "  - name: my_grpo"
-    echo "    command: $(printf '%s\n' "${line[@]}" | jq -Rnc '[inputs]')"
-  } >"$suite"
-  # Three earlier good nights of my_grpo, far slower than verl on these CPUs: tonight is judged, and better.
-  mkdir -p "$SHARED_ROOT/regressions"
-  jq -n '[range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
-    jobs: {my_grpo: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
-                     figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
-    >"$SHARED_ROOT/regressions/history.json"
-  MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' run mvp_script 60_nightly_regression
-  echo "# the two-job suite's night: $((SECONDS - t0)) s" >&3
-  assert_success
-  assert_line --regexp "^NIGHTLY PASS "
-  local run_dir
-  run_dir=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
-  jq -e '[.jobs[].name] == ["team_sft", "my_grpo"]' "$run_dir/report.json" ||
-    fail "report jobs: $(jq -c '[.jobs[].name]' "$run_dir/report.json")"
-  jq -e '[.jobs[].checks[] | select(.passed == false)] | length == 0' "$run_dir/report.json"
-  jq -e '[.jobs[] | .metrics.steps] | all(. >= 3)' "$run_dir/report.json"
-  # The command line's job ran from the suite's words: its data and reward function are the user's.
-  local grpo_id
-  grpo_id=$(jq -r '.jobs[] | select(.name == "my_grpo") | .submission_id' "$run_dir/report.json")
-  jq -e --arg r "$SHARED_ROOT" '.resolved.trainer_overrides | .["data.train_files"] == "\($r)/datasets/mine/train.parquet"
-    and .["reward.custom_reward_function.name"] == "my_score"' "$SHARED_ROOT/jobs/$grpo_id/config/job_spec.json"
-  run jq -r '.jobs[] | .name as $n | .checks[] | select(.name == "regression") | "\($n) \(.passed) \(.evidence)"' "$run_dir/report.json"
-  assert_line --regexp '^my_grpo true s/step [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); throughput [0-9.]+ vs median 0.001 of 3 nights: \+[0-9]+% \(better, beyond 10%\); final score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); best score [0-9.e-]+: not judged yet \(0 good nights in history, 3 needed\); peak memory GB [0-9.]+ vs median 1000 of 3 nights: -[0-9]+% \(better, beyond 10%\); score \(critic/score/mean\): no band: 0 reference run\(s\) log it, 3 needed at a step; judged by its single figure \(final_score, best_score\) instead; loss \(actor/pg_loss\): no band: .*; grad_norm \(actor/grad_norm\): no band: 0 reference run\(s\) log it, 3 needed at a step; .*$'
-  assert_line --regexp '^team_sft null s/step [0-9.]+: not judged yet \(0 good nights in history, 3 needed\)'
-  # (The per-step bands need 3 good nights logging verl's curves; the seeded history has none, so each
-  # curve figure says so and falls back to its single figure.)
-  # The figures verl's own lines gave tonight, kept under the suite's names for the nights to come.
-  jq -e '.[-1].jobs | (.my_grpo.figures | [.step_s, .throughput, .final_score, .best_score, .peak_memory_gb] | all(. != null))
-         and (.team_sft.figures | [.step_s, .throughput, .final_loss] | all(. != null))' "$SHARED_ROOT/regressions/history.json"
 }
