@@ -58,7 +58,8 @@ control.cite(rep)
 print(rep["jobs"][0]["checks"][0]["evidence"])
 from mvp.nightly import judge
 print(judge.summary_line({**rep, "jobs": []}))
-print(report.markdown(rep))' "$REG"
+print(report.markdown(rep))
+assert report.control_html(rep).count("<tr>") == 3, report.control_html(rep)' "$REG"
   assert_success
   assert_line --index 0 "code"
   assert_line --index 1 --partial "code worse/slower than its control (same machine, same night): s/step 1.5 vs median 1 of GOOD's 1 probes: +50% (worse than 10%)"
@@ -111,6 +112,7 @@ tonight.mkdir()
 print(control.plan(tonight, s)["skip"])
 pair = control.judge(tonight, s)
 print(pair["verdict"]); print("\n".join(report.control_markdown({"control": pair})))
+assert "<table>" not in report.control_html({"control": pair}) and "no good night kept" in report.control_html({"control": pair})
 good = reg / "nightly-20260109T000000Z"
 good.mkdir()
 fsutil.write_json(good / "report.json", {"run_id": good.name, "passed": True, "code_id": "snap-9"})

@@ -78,8 +78,9 @@ def control_html(report: dict) -> str:
     if not pair:
         return ""
     rows = "".join(f"<tr>{''.join(f'<td>{escape(c)}</td>' for c in row)}</tr>" for row in control_rows(report))
-    return (f"<h2 class=\"control\">Control{escape(title(pair))}</h2><p><b>{escape(pair['verdict'])}</b>: {escape(pair['line'])}</p><table><tr>"
-            f"{''.join(f'<th>{h}</th>' for h in CONTROL_HEAD)}</tr>{rows}</table>")
+    table = f"<table><tr>{''.join(f'<th>{h}</th>' for h in CONTROL_HEAD)}</tr>{rows}</table>" if rows else ""
+    return (f"<h2 class=\"control\">Control{escape(title(pair))}</h2><p><b>{escape(pair['verdict'])}</b>: "
+            f"{escape(pair['line'])}</p>{table}")
 
 
 def markdown(report: dict) -> str:
