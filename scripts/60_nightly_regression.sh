@@ -14,6 +14,9 @@
 # With MVP_NIGHTLY_BISECT_REPO (a git checkout of verl), a failed night whose
 # snapshot's commit descends from the last good night's is bisected first
 # (61_bisect_regression.sh), and the mail names the first bad commit.
+# With --control (MVP_NIGHTLY_CONTROL=1), before the suite the last good
+# night's snapshot and tonight's each run a short probe, judged as a pair
+# (report.json `control`): code worse than its control, or the machine slower.
 # Keeps the newest MVP_NIGHTLY_KEEP runs and their job directories.
 # --dry-run prints the plan and touches nothing.
 #
@@ -32,7 +35,8 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # What this script takes beyond the common flags: the source of its --help
 # and of docs/scripts.md (mvp::flags::spec).
-mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft; ppo = ppo1,ppo2: a name that jobs' names extend with a number)"
+mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft; ppo = ppo1,ppo2: a name that jobs' names extend with a number)" \
+  "--control  a same-night control first (MVP_NIGHTLY_CONTROL=1): the last good night's snapshot and tonight's each run a short probe (grpo, 2 steps, fixed seed), judged as a pair"
 
 # read_suite ONLY: the night's plan from the suite file (MVP_NIGHTLY_SUITE,
 # helpers/mvp/nightly/suite.py, which refuses a bad file, --only,
@@ -115,6 +119,8 @@ run_steps() {
   fi
   CODE_USED=${answer[code_id]:-}
   export CODE_ID=$CODE_USED
+  ((CONTROL == 0)) || control_pair
+
 
   # Every job asks for all the cluster's GPUs, and verl checks FREE GPUs and
   # fails rather than queue: one job after another, each waited for at most
@@ -132,6 +138,36 @@ run_steps() {
     answer=()
     mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
     IDS[$job]=${answer[submission_id]:-}
+  done
+}
+
+# control_pair: the same-night control (helpers/mvp/nightly/control.py): the
+# last good night's snapshot, then tonight's, each through the probe job's
+# submit script with --wait, as bisection's probes go; the helper judges the
+# pair with the suite. No good night or no snapshot: one SKIP line.
+control_pair() {
+  local out role code i
+  local -A plan=() answer=()
+  local -a spec=() words=()
+  if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_DIR_NODE") || ! mvp::kv::read plan <<<"$out"; then
+    mvp::log::warn "no control: the helper could not plan one (see $LOG)"
+    return 0
+  fi
+  if [[ -n ${plan[skip]:-} ]]; then
+    mvp::log::skip "same-night control (${plan[skip]})"
+    return 0
+  fi
+  [[ -z ${plan[spec]} ]] || spec=("${plan[spec]}")
+  for ((i = 0; i < plan[argc]; i++)); do words+=("${plan[arg_$i]}"); done
+  for role in control candidate; do
+    code=$CODE_USED
+    [[ $role == candidate ]] || code=${plan[control_code_id]}
+    mvp::log::step "control pair: the $role probe on snapshot $code ($(shown "scripts/${plan[script]}.sh" "${spec[@]}" --wait "${words[@]}"))"
+    answer=()
+    out=$(CODE_ID=$code "$MVP_REPO/scripts/${plan[script]}.sh" "${spec[@]}" --porcelain --wait "${words[@]}") || true
+    mvp::kv::read answer <<<"$out" || mvp::log::warn "the $role probe: the submit script's answer: $MVP_KV_ERROR"
+    mvp::helper::run nightly control --role "$role" --run-dir "$RUN_DIR_NODE" --code-id "$code" \
+      --submission-id "${answer[submission_id]:-}" || mvp::log::warn "the $role probe was not recorded (see $LOG)"
   done
 }
 
@@ -193,6 +229,12 @@ main() {
   local only=${MVP_FLAG[--only]:-} i
   [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   read_suite "$only"
+  CONTROL=$MVP_NIGHTLY_CONTROL
+  [[ ${MVP_FLAG[--control]:-0} != 1 ]] || CONTROL=1
+  if [[ ! $CONTROL =~ ^[01]$ ]]; then
+    echo "ERROR: MVP_NIGHTLY_CONTROL='$CONTROL' must be 0 or 1 (1: a same-night control; or give --control)" >&2
+    exit 2
+  fi
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
   mvp::helper::run notify --check
@@ -203,6 +245,7 @@ main() {
   if [[ $MVP_DRY_RUN == 1 ]]; then
     echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
     echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+    ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
     for i in "${JOBS[@]}"; do
       job_words "$i"
       if [[ $i == "$RESUME_JOB" ]]; then

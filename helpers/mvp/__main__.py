@@ -144,7 +144,7 @@ def _shared_root_commands(sub) -> None:
 
 def _nightly_commands(sub) -> None:
     c = sub.add_parser("nightly", help="nightly regression steps")
-    c.add_argument("step", choices=("inputs", "retention", "judge", "stop-step"))
+    c.add_argument("step", choices=("inputs", "retention", "judge", "stop-step", "control"))
     c.add_argument("--run-dir", required=True)
     c.add_argument("--phase", choices=("before", "after"), help="inputs: before or after step 30")
     c.add_argument("--started", default="", help="judge: when the night started")
@@ -157,6 +157,9 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--reference", default="", help="stop-step: the uninterrupted run's submission id")
     c.add_argument("--resume", default="", help="judge: JOB=REFERENCE:STEP, the job interrupted after STEP and the "
                    "job it is compared with")
+    c.add_argument("--role", choices=("plan", "control", "candidate"), default="plan",
+                   help="control: plan the same-night control, or record its control's or candidate's probe")
+    c.add_argument("--submission-id", default="", help="control: the probe's job (empty: not submitted)")
     c.set_defaults(func=module_command("nightly.main", "main"))
 
     c = sub.add_parser("nightly-suite", help="the nightly's suite file (MVP_NIGHTLY_SUITE), checked, as the night's plan")

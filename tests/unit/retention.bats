@@ -71,3 +71,21 @@ left() {
   run left
   assert_output "nightly-1 nightly-3 | a3 shared"
 }
+
+@test "retention: the same-night control's probe jobs (control.json) go with their night, and stay while a kept night links them" {
+  night nightly-1 alpha a1
+  night nightly-2 alpha a2
+  night nightly-3 alpha a3
+  local jobs=$BATS_TEST_TMPDIR/jobs reg=$BATS_TEST_TMPDIR/regressions sid
+  for sid in c1 k1 k3; do
+    mkdir -p "$jobs/$sid/config"
+    echo '{"resolved": {"cluster": "alpha"}}' >"$jobs/$sid/config/job_spec.json"
+  done
+  echo '{"control": {"submission_id": "c1"}, "candidate": {"submission_id": "k1"}}' >"$reg/nightly-1/control.json"
+  # nightly-3's control probe was not submitted (null): nothing to keep for it.
+  echo '{"control": {"submission_id": null}, "candidate": {"submission_id": "k3"}}' >"$reg/nightly-3/control.json"
+  run prune 1 alpha
+  assert_output "nightly-1 nightly-2"
+  run left
+  assert_output "nightly-3 | a3 k3"
+}

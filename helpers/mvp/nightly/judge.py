@@ -235,10 +235,11 @@ def summary_line(report: dict) -> str:
         return f"NIGHTLY FAIL {run}: step {report['failed_step']} failed before the jobs ran (see {report['log']})"
     failed = [(j["name"], [c["name"] for c in j["checks"] if c["passed"] is False]) for j in report["jobs"]]
     failed = [(name, checks) for name, checks in failed if checks]
-    if not failed:
+    code = " (control: code worse than its control)" if (report.get("control") or {}).get("verdict") == "code" else ""
+    if not failed and not code:
         return f"NIGHTLY PASS {run}: {len(report['jobs'])}/{len(report['jobs'])} jobs passed every check"
     what = "; ".join(f"{name} [{', '.join(checks)}]" for name, checks in failed)
-    return f"NIGHTLY FAIL {run}: {len(failed)}/{len(report['jobs'])} jobs failed: {what}"
+    return f"NIGHTLY FAIL {run}: {len(failed)}/{len(report['jobs'])} jobs failed{': ' + what if what else ''}{code}"
 
 
 # How many changes the judge's one line names (report.md lists them all).

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import fsutil, kv
 from ..errors import MvpError
 from ..dashboard import Dashboard
-from . import fingerprints, history, index, judge, report, resume, retention
+from . import control, fingerprints, history, index, judge, report, resume, retention
 
 
 def input_manifests(settings) -> dict:
@@ -100,8 +100,13 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
         "failed_step": plan.get("failed_step"), "log": str(run_dir / "nightly.log"),
         "prepare": plan.get("prepare"), "jobs": jobs,
     }
-    # A check not judged yet (passed: null) fails nothing.
-    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"])
+    pair = control.judge(run_dir, settings)
+    if pair:
+        rep["control"] = pair
+        control.cite(rep)
+    # A check not judged yet (passed: null) fails nothing; a candidate worse than its control fails the night.
+    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"]) \
+        and (pair or {}).get("verdict") != "code"
     fingerprints.add(rep, run_dir.parent, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
     fsutil.write_json(run_dir / "report.json", rep)
@@ -121,6 +126,8 @@ def main(args, settings) -> int:
         index.write(regressions, rep, settings.nightly_history)
         kv.emit(("summary", rep["summary"]))
         return 0 if rep["passed"] else 1
+    if args.step == "control":
+        return control.main(args, settings)
     if args.step == "stop-step":
         step, low, high = resume.stop_step(settings.jobs_dir, args.reference)
         kv.emit(("stop_at_step", step), ("drawn_from", f"{low}-{high}"))

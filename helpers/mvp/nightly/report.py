@@ -47,6 +47,42 @@ def word(passed) -> str:
     return "NOT JUDGED" if passed is None else "PASS" if passed else "FAIL"
 
 
+def control_rows(report: dict) -> list:
+    """The same-night control's pair (report.json `control`), one row per probe:
+    role, snapshot, job, status, s/step, final score."""
+    pair = report.get("control") or {}
+    return [(role, str(p["code_id"] or "-"), str(p["submission_id"] or "-"), str(p["status"]),
+             _fmt(p["figures"].get("step_s"), 3), _fmt(p["figures"].get("final_score"), 3))
+            for role, p in ((r, pair[r]) for r in ("control", "candidate") if r in pair)]
+
+
+def title(pair: dict) -> str:
+    return f" ({pair['job']}, {pair['steps']} steps; control: the last good night {pair['run_id']})" if pair["run_id"] else ""
+
+
+CONTROL_HEAD = ("probe", "snapshot", "job", "status", "step s", "final score")
+
+
+def control_markdown(report: dict) -> list:
+    pair = report.get("control")
+    if not pair:
+        return []
+    rows = control_rows(report)
+    table = ["| " + " | ".join(CONTROL_HEAD) + " |", "|" + "---|" * len(CONTROL_HEAD)] if rows else []
+    return [f"## Control{title(pair)}", "", f"**{pair['verdict']}**: {pair['line']}", "", *table,
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
+def control_html(report: dict) -> str:
+    pair = report.get("control")
+    if not pair:
+        return ""
+    rows = "".join(f"<tr>{''.join(f'<td>{escape(c)}</td>' for c in row)}</tr>" for row in control_rows(report))
+    table = f"<table><tr>{''.join(f'<th>{h}</th>' for h in CONTROL_HEAD)}</tr>{rows}</table>" if rows else ""
+    return (f"<h2 class=\"control\">Control{escape(title(pair))}</h2><p><b>{escape(pair['verdict'])}</b>: "
+            f"{escape(pair['line'])}</p>{table}")
+
+
 def markdown(report: dict) -> str:
     lines = [f"# Nightly regression {report['run_id']}: {'PASS' if report['passed'] else 'FAIL'}", "",
              f"- started {report['started_at']}, finished {report['finished_at']}",
@@ -54,6 +90,7 @@ def markdown(report: dict) -> str:
     if report.get("failed_step"):
         lines += [f"**Step {report['failed_step']} failed; no job was judged.**", ""]
     lines += fingerprints.markdown(report)
+    lines += control_markdown(report)
     lines += ["| job | submission id | status | duration s | steps | step s | throughput | SPS | failed checks |",
               "|---|---|---|---|---|---|---|---|---|"]
     for j in report["jobs"]:
@@ -108,7 +145,7 @@ def html(report: dict) -> str:
     body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"
             f"<p>Started {escape(report['started_at'])}, finished {escape(report['finished_at'])}; "
             f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../index.html\">All nights</a></p>"
-            f"{failed_step}{fingerprints.html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
+            f"{failed_step}{fingerprints.html(report)}{control_html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
             f"<th>step s</th><th>throughput</th><th>SPS</th><th>checks</th></tr>{rows}</table>{details}"
             f"<p><code>{escape(report['summary'])}</code></p>")
     return page(f"Nightly {report['run_id']}", body)

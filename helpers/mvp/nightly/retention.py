@@ -15,7 +15,9 @@ def run_dirs(regressions: Path) -> list:
 def _job_ids(run_dir: Path) -> set:
     report = fsutil.read_json(run_dir / "report.json") or fsutil.read_json(run_dir / "plan.json") or {}
     ids = {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
-    # A retried job's earlier attempts go (or stay) with it.
+    # A retried job's earlier attempts go (or stay) with it; so do the same-night control's probes (control.json).
+    probes = fsutil.read_json(run_dir / "control.json", {}) or {}
+    ids |= {(probes.get(role) or {}).get("submission_id") for role in ("control", "candidate")} - {None}
     return ids | {a["submission_id"] for j in report.get("jobs", []) for a in j.get("attempts") or []}
 
 
