@@ -191,11 +191,26 @@ mvp::config::derive() {
   # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
   mvp::config::job_env_names
   local name secret=()
+  [[ -z $MVP_JOB_ENV_NAMES ]] || mvp::config::secret_name_rule
   for name in $MVP_JOB_ENV_NAMES; do
-    if [[ ${name^^} =~ TOKEN|SECRET|PASSWORD|KEY ]]; then secret+=("$name"); fi
+    if [[ ${name^^} =~ $MVP_SECRET_NAME_RULE ]]; then secret+=("$name"); fi
   done
   ((${#secret[@]} == 0)) ||
     mvp::log::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
+}
+
+# MVP_SECRET_NAME_RULE: the regexp a secret's name matches (upper case). Its
+# one owner is helpers/mvp/redact.py's SECRET_NAME (the worker loads redact.py
+# alone, with no contract beside it): read from that line by bash itself, no
+# process, and only when a passthrough name needs it.
+mvp::config::secret_name_rule() {
+  local line file=$MVP_REPO/helpers/mvp/redact.py
+  while IFS= read -r line; do
+    [[ $line == 'SECRET_NAME = re.compile(r"'* ]] || continue
+    line=${line#*\"} MVP_SECRET_NAME_RULE=${line%%\"*}
+    return 0
+  done <"$file"
+  mvp::log::die "$file has no SECRET_NAME = re.compile(r\"...\") line; restore it from git"
 }
 
 # MVP_JOB_ENV_NAMES: the names (words) that match MVP_JOB_ENV_PASSTHROUGH

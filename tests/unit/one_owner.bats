@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# One owner per fact: each rule below is written in one place and every other
+# place asks that owner. Each check runs on a tree given as its argument, so
+# that a test can prove it fails on a copy with a second owner planted.
+
+setup() {
+  load ../test_helper/common
+}
+
+# copy_tree DEST: the parts of the repo the checks read.
+copy_tree() {
+  mkdir -p "$1/helpers"
+  cp -r "$MVP_REPO/scripts" "$MVP_REPO/config" "$1/"
+  cp -r "$MVP_REPO/helpers/mvp" "$1/helpers/"
+}
+
+# check_secret_rule ROOT: the secret-name rule's words (TOKEN|SECRET|...)
+# appear under ROOT/scripts and ROOT/helpers only on redact.py's SECRET_NAME
+# line; FILE:LINE of each other and exit 1 if any.
+check_secret_rule() {
+  local hits
+  hits=$(grep -rnE --exclude-dir=__pycache__ 'TOKEN\|SECRET\|PASSWORD\|KEY' "$1/scripts" "$1/helpers" |
+    grep -v '^[^:]*/helpers/mvp/redact.py:[0-9]*:SECRET_NAME = re.compile(r"') || return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: the secret-name rule is written only in helpers/mvp/redact.py (SECRET_NAME)" {
+  run check_secret_rule "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second copy of the secret-name rule in scripts/ fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo '[[ $x =~ TOKEN|SECRET|PASSWORD|KEY ]]' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/config.sh"
+  run check_secret_rule "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --partial "/scripts/lib/config.sh:"
+}
+
+@test "one owner: config.sh's secret-name rule is redact.py's SECRET_NAME, read without a process" {
+  local want
+  want=$(PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp import redact; print(redact.SECRET_NAME.pattern)')
+  run bash -c 'source "$MVP_REPO/scripts/lib/common.sh" && mvp::config::secret_name_rule && echo "$MVP_SECRET_NAME_RULE"'
+  assert_success
+  assert_output "$want"
+}
