@@ -45,3 +45,31 @@ check_secret_rule() {
   assert_success
   assert_output "$want"
 }
+
+# check_port_arithmetic ROOT: code (not comments) under ROOT/scripts that
+# computes a Ray port from MVP_NODE_PORT_BASE or offsets a base by +N, outside
+# the body of mvp::ray::pinned_port_words in scripts/lib/ray.sh; FILE:LINE
+# each, exit 1 if any.
+check_port_arithmetic() {
+  local ray=$1/scripts/lib/ray.sh first last hits
+  read -r first last < <(awk '/^mvp::ray::pinned_port_words\(\) \{$/ { f = NR } f && /^}$/ { print f, NR; exit }' "$ray")
+  [[ -n $first ]] || { echo "$ray has no mvp::ray::pinned_port_words, the owner"; return 1; }
+  hits=$(grep -rnE 'MVP_NODE_PORT_BASE *[-+*]|\(\(base *\+ *[0-9]+\)\)' "$1/scripts" | grep -vE '^[^:]*:[0-9]+: *#' |
+    awk -F: -v ray="$ray" -v first="$first" -v last="$last" '!($1 == ray && $2 > first && $2 < last)') || true
+  [[ -z $hits ]] && return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: the pinned-port arithmetic is only mvp::ray::pinned_port_words (ray.sh); the runtimes call it" {
+  run check_port_arithmetic "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second copy of the pinned-port arithmetic in a runtime fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'x() { local base=$((MVP_NODE_PORT_BASE + 1000 * $1)); echo $((base + 1)); }' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_port_arithmetic "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_line --partial "/scripts/lib/runtime_ssh.sh:"
+}
