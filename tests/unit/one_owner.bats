@@ -73,3 +73,44 @@ check_port_arithmetic() {
   assert_failure
   assert_line --partial "/scripts/lib/runtime_ssh.sh:"
 }
+
+# check_pod_settings ROOT: the KubeRay pods' settings are listed once, as the
+# contract's MVP_K8S_POD_SETTINGS. A line under ROOT/scripts or ROOT/helpers
+# that names three or more of them (the start of a second list, as
+# render_kuberay.py's SUBMITTER_SETTINGS and 71's export were) is printed as
+# FILE:LINE, exit 1 if any. NAME=value words (a setting given a value, as
+# gpu_smoke.sh's) are not a list of names.
+check_pod_settings() {
+  PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
+import re, sys
+from pathlib import Path
+from mvp.settings import read_contract
+
+root = Path(sys.argv[1])
+names = set(next(e for e in read_contract(root / "config" / "settings.contract")
+                 if e.name == "MVP_K8S_POD_SETTINGS").default.split())
+problems = []
+for top in ("scripts", "helpers"):
+    for path in sorted((root / top).rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if len(names & set(re.findall(r"\bMVP_[A-Z0-9_]+\b(?!=)", line))) >= 3:
+                problems.append(f"{path}:{n}: lists settings of MVP_K8S_POD_SETTINGS; read that contract key instead")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+}
+
+@test "one owner: the KubeRay pods' settings are listed only in the contract (MVP_K8S_POD_SETTINGS); 71 and the renderer read it" {
+  run check_pod_settings "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second list of the pods' settings in the renderer fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'PODS = ("MVP_WORKERS", "MVP_JOB_TIMEOUT", "MVP_MODEL_ID")' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render_kuberay.py"
+  run check_pod_settings "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --partial "/helpers/mvp/render_kuberay.py:"
+}
