@@ -168,14 +168,15 @@ mvp::config::derive() {
   read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
   ((${#MVP_WORKER_IP_LIST[@]} == MVP_WORKERS)) ||
     mvp::log::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
-  # The source tree to snapshot, as the head node sees it.
+  # The source tree to snapshot, as the head node sees it (and as this host
+  # sees it: 00 checks it here for compose). Empty: MVP_VERL_DIR.
   local src=${MVP_VERL_SRC:-}
   if [[ -z $src ]]; then
-    MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR
+    MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR MVP_HOST_VERL_SRC=$MVP_VERL_DIR
   elif [[ $src == /* ]]; then
-    MVP_NODE_VERL_SRC=$src
+    MVP_NODE_VERL_SRC=$src MVP_HOST_VERL_SRC=$src
   else
-    MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src
+    MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src MVP_HOST_VERL_SRC=$MVP_REPO/$src
   fi
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::log::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"

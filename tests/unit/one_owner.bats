@@ -114,3 +114,65 @@ PY
   assert_failure
   assert_output --partial "/helpers/mvp/render_kuberay.py:"
 }
+
+# ${NAME:-VALUE} on a setting under scripts/ with a VALUE that is not empty:
+# a second default beside the contract's. Each exception, FILE:NAME, and why
+# it is not one.
+DEFAULT_EXCEPTIONS=(
+  # Set by --dry-run or the environment before config.sh runs; 0 is its start value, not a setting's default.
+  "scripts/lib/common.sh:MVP_DRY_RUN"
+  # kind env, read before the config is loaded; 0 is the switch left off.
+  "scripts/lib/config.sh:MVP_QUIET_CONFIG"
+  # kind internal, set by 51 and 52 only: unset is "not head-only", not a setting's default.
+  "scripts/lib/runtime_kuberay.sh:MVP_HEAD_ONLY"
+  # The Makefile and libexec/system_packages.sh download before any config is loaded (no contract read);
+  # the contract's doc states the same "30 90".
+  "scripts/lib/retry.sh:MVP_DOWNLOAD_RETRY_DELAYS"
+  # Computed at render time from the number of jobs (MVP_JOB_TIMEOUT per job + 15 min), as the contract's doc says.
+  "scripts/70_render_sbatch.sh:MVP_SLURM_TIME"
+  # A message's word for empty (Slurm's default partition is then used): no value is given to Slurm.
+  "scripts/70_render_sbatch.sh:MVP_SLURM_HEAD_PARTITION"
+  "scripts/70_render_sbatch.sh:MVP_SLURM_PARTITION"
+  # ssh's own default file, named in a message when the setting is empty; a contract default would add
+  # -o UserKnownHostsFile to every ssh command line (empty means ssh's default, not a file of ours).
+  "scripts/lib/runtime_ssh.sh:MVP_SSH_KNOWN_HOSTS"
+  # kind internal: 1 only in the nightly run that holds its lock (flock's child); unset is "not that run".
+  "scripts/60_nightly_regression.sh:MVP_NIGHTLY_HOLDS_LOCK"
+  # A message's words for an unset CODE_ID (31 derives it from the tree), in the nightly's plan line.
+  "scripts/60_nightly_regression.sh:CODE_ID"
+)
+
+# check_defaults ROOT: FILE:LINE: NAME of each ${NAME:-VALUE} with VALUE not
+# empty on a setting under ROOT/scripts that DEFAULT_EXCEPTIONS does not
+# list; exit 1 if any.
+check_defaults() {
+  local hits=() line file name rest
+  while IFS= read -r line; do
+    file=${line#"$1/"} file=${file%%:*} rest=$line
+    while [[ $rest =~ \$\{((MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID):-[^}])(.*) ]]; do
+      name=${BASH_REMATCH[2]} rest=${BASH_REMATCH[3]}
+      [[ " ${DEFAULT_EXCEPTIONS[*]} " == *" $file:$name "* ]] || hits+=("${line%%:*}:$(cut -d: -f2 <<<"$line"): $name")
+    done
+  done < <(grep -rnE '\$\{(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID):-[^}]' "$1/scripts")
+  ((${#hits[@]} == 0)) && return 0
+  printf '%s\n' "${hits[@]}"
+  return 1
+}
+
+@test "one owner: no setting under scripts/ has a second default (\${MVP_X:-value}) beside the contract's, but the listed exceptions" {
+  run check_defaults "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a planted \${MVP_X:-value} default fails the check with its file, line and name" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'x=${MVP_SSH_USER:-root}' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_defaults "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+: MVP_SSH_USER$"
+}
+
+@test "one owner: the job's launcher keeps no default of its own for the log copy's period (the contract's MVP_LOG_SYNC_SECONDS)" {
+  run grep -nE 'log_sync_s", *[0-9]' "$MVP_REPO/helpers/mvp/launch.py"
+  assert_failure
+}
