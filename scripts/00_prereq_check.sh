@@ -56,7 +56,7 @@ check_python() {
 check_verl_source() {
   [[ $MVP_RUNTIME == ssh ]] && return 0  # checked in the head by the runtime's probe
   local src=$MVP_NODE_VERL_SRC
-  [[ $MVP_RUNTIME == compose ]] && src=${MVP_VERL_SRC:-$MVP_VERL_DIR}
+  [[ $MVP_RUNTIME == compose ]] && src=$MVP_HOST_VERL_SRC
   [[ $MVP_RUNTIME == compose && $src != /* ]] && src=$MVP_REPO/$src
   if [[ ! -f $src/verl/__init__.py ]]; then
     MVP_PROBLEMS+=("no verl source at $src; git clone https://github.com/volcengine/verl.git $MVP_VERL_DIR, or set MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin for the CPU stand-in (made by make setup)")

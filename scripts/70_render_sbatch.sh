@@ -106,7 +106,7 @@ test_only() {
   fi
   out=$(grep -m1 -i 'error' <<<"$out" || echo "$out" | head -n 1)
   out=${out##*error: }
-  mvp::log::die "Slurm would not run this job: $out (head: 1 node, $MVP_SLURM_HEAD_CPUS CPUs, partition ${MVP_SLURM_HEAD_PARTITION:-${MVP_SLURM_PARTITION:-default}}; workers: $MVP_WORKERS nodes x ${MVP_SLURM_GPUS_PER_NODE:-$MVP_GPUS_PER_WORKER} GPUs, partition ${MVP_SLURM_PARTITION:-default}); change MVP_WORKERS, MVP_GPUS_PER_WORKER or MVP_SLURM_* and render again"
+  mvp::log::die "Slurm would not run this job: $out (head: 1 node, $MVP_SLURM_HEAD_CPUS CPUs, partition ${MVP_SLURM_HEAD_PARTITION:-default}; workers: $MVP_WORKERS nodes x $MVP_SLURM_GPUS_PER_NODE GPUs, partition ${MVP_SLURM_PARTITION:-default}); change MVP_WORKERS, MVP_GPUS_PER_WORKER or MVP_SLURM_* and render again"
 }
 
 main() {

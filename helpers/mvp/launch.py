@@ -62,7 +62,7 @@ def main() -> int:
         sys.path.pop(0)
     private_env()
     # After private_env: the keeper masks the private values it inherits.
-    log_keeper.start(sys.argv[1], float(resolved.get("log_sync_s", 30)))
+    log_keeper.start(sys.argv[1], float(resolved["log_sync_s"]))
     stopper.start(sys.argv[1], resolved.get("stop_at_step"))
     runenv.start(sys.argv[1])
     precheck()

@@ -51,12 +51,6 @@ FIELDS_SINCE = (
 )
 # verl's own images, which hold no runbook (the pods run it from MVP_K8S_RUNBOOK_DIR).
 UPSTREAM_IMAGES = ("verlai/verl", "docker.io/verlai/verl", "index.docker.io/verlai/verl")
-# The settings the helper needs, as the submitter pod sees them.
-SUBMITTER_SETTINGS = ("MVP_WORKERS", "MVP_GPUS_PER_WORKER", "MVP_JOB_TIMEOUT", "MVP_NODES_TIMEOUT",
-                      "MVP_LOST_AFTER_S", "MVP_LOG_SYNC_SECONDS", "MVP_ADMISSION_CLAIM_S", "MVP_MIN_FREE_MB", "MVP_GSM8K_SOURCE", "MVP_MODEL_ID",
-                      "MVP_SKIP_MODEL", "MVP_NIGHTLY_KEEP", "MVP_TRAINER_PROFILE", "MVP_STOP_AT_STEP")
-
-
 class K8s:
     """The MVP_K8S_* settings (scripts/71_render_kuberay.sh passes them)."""
 
@@ -89,7 +83,9 @@ class K8s:
         self.gpus = _int(need("MVP_GPUS_PER_WORKER"), "MVP_GPUS_PER_WORKER")
         self.job_timeout = _int(need("MVP_JOB_TIMEOUT"), "MVP_JOB_TIMEOUT")
         self.host_shared_root = need("SHARED_ROOT").rstrip("/")
-        self.settings = {name: need(name) for name in SUBMITTER_SETTINGS}
+        # The settings the helper needs, as the submitter pod sees them: the
+        # contract's list (MVP_K8S_POD_SETTINGS), which 71 also exports.
+        self.settings = {name: need(name) for name in need("MVP_K8S_POD_SETTINGS").split()}
 
 
 def _int(value: str, name: str) -> int:

@@ -168,14 +168,15 @@ mvp::config::derive() {
   read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
   ((${#MVP_WORKER_IP_LIST[@]} == MVP_WORKERS)) ||
     mvp::log::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
-  # The source tree to snapshot, as the head node sees it.
+  # The source tree to snapshot, as the head node sees it (and as this host
+  # sees it: 00 checks it here for compose). Empty: MVP_VERL_DIR.
   local src=${MVP_VERL_SRC:-}
   if [[ -z $src ]]; then
-    MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR
+    MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR MVP_HOST_VERL_SRC=$MVP_VERL_DIR
   elif [[ $src == /* ]]; then
-    MVP_NODE_VERL_SRC=$src
+    MVP_NODE_VERL_SRC=$src MVP_HOST_VERL_SRC=$src
   else
-    MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src
+    MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src MVP_HOST_VERL_SRC=$MVP_REPO/$src
   fi
   mvp::rt::node_ray_dirs
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::log::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
@@ -191,11 +192,26 @@ mvp::config::derive() {
   # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
   mvp::config::job_env_names
   local name secret=()
+  [[ -z $MVP_JOB_ENV_NAMES ]] || mvp::config::secret_name_rule
   for name in $MVP_JOB_ENV_NAMES; do
-    if [[ ${name^^} =~ TOKEN|SECRET|PASSWORD|KEY ]]; then secret+=("$name"); fi
+    if [[ ${name^^} =~ $MVP_SECRET_NAME_RULE ]]; then secret+=("$name"); fi
   done
   ((${#secret[@]} == 0)) ||
     mvp::log::die "MVP_JOB_ENV_PASSTHROUGH matches ${secret[*]}, a secret by its name; it would sit on a command line, so put it in the JobSpec's env_vars instead"
+}
+
+# MVP_SECRET_NAME_RULE: the regexp a secret's name matches (upper case). Its
+# one owner is helpers/mvp/redact.py's SECRET_NAME (the worker loads redact.py
+# alone, with no contract beside it): read from that line by bash itself, no
+# process, and only when a passthrough name needs it.
+mvp::config::secret_name_rule() {
+  local line file=$MVP_REPO/helpers/mvp/redact.py
+  while IFS= read -r line; do
+    [[ $line == 'SECRET_NAME = re.compile(r"'* ]] || continue
+    line=${line#*\"} MVP_SECRET_NAME_RULE=${line%%\"*}
+    return 0
+  done <"$file"
+  mvp::log::die "$file has no SECRET_NAME = re.compile(r\"...\") line; restore it from git"
 }
 
 # MVP_JOB_ENV_NAMES: the names (words) that match MVP_JOB_ENV_PASSTHROUGH

@@ -18,26 +18,46 @@ mvp::ray::start_args() {
   mvp::rt::ray_start_args "$index"
 }
 
-# For runtimes whose nodes share a network namespace with others (local,
-# slurm): every port of node INDEX pinned at MVP_NODE_PORT_BASE + 1000*INDEX
-# (worker processes +100..+299), appended to MVP_RAY_ARGS.
-mvp::ray::pinned_args() {
-  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1))
-  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
-  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
-    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
-    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
-    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))"
-    "--object-store-memory=$MVP_OBJECT_STORE_BYTES")
+# The one place of the pinned-port arithmetic: node INDEX's Ray ports at
+# MVP_NODE_PORT_BASE + 1000*INDEX, as FLAG=PORT words of `ray start` in
+# MVP_PINNED_PORTS (its own +0..+5, worker processes +100..+299). The local
+# and slurm runtimes (nodes that share a network namespace) and ssh (several
+# nodes on one host, firewalls that want known ports) all use it.
+mvp::ray::pinned_port_words() {
+  local base=$((MVP_NODE_PORT_BASE + 1000 * $1))
+  MVP_PINNED_PORTS=("node-manager-port=$base" "object-manager-port=$((base + 1))"
+    "dashboard-agent-listen-port=$((base + 2))" "dashboard-agent-grpc-port=$((base + 3))"
+    "metrics-export-port=$((base + 4))" "runtime-env-agent-port=$((base + 5))"
+    "min-worker-port=$((base + 100))" "max-worker-port=$((base + 299))")
 }
 
-# "IP PORT" lines of the ports mvp::ray::pinned_args gives node INDEX (and
-# the head's GCS, dashboard and client ports).
+# mvp::ray::pinned_port_args INDEX: a worker's --num-cpus (MVP_WORKER_CPUS)
+# and every pinned port of node INDEX, appended to MVP_RAY_ARGS.
+mvp::ray::pinned_port_args() {
+  local word
+  (($1 > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
+  mvp::ray::pinned_port_words "$1"
+  for word in "${MVP_PINNED_PORTS[@]}"; do MVP_RAY_ARGS+=("--$word"); done
+}
+
+# For runtimes whose nodes share a network namespace with others (local,
+# slurm): the pinned ports and the object store's size.
+mvp::ray::pinned_args() {
+  mvp::ray::pinned_port_args "$1"
+  MVP_RAY_ARGS+=("--object-store-memory=$MVP_OBJECT_STORE_BYTES")
+}
+
+# "IP PORT" lines of the ports mvp::ray::pinned_port_words gives node INDEX
+# (not the worker processes' range), and the head's GCS, dashboard and
+# client ports.
 mvp::ray::pinned_ports() {
-  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
+  local index=$1 ip word
   ip=$(mvp::ray::node_ip "$index")
   ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
-  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
+  mvp::ray::pinned_port_words "$index"
+  for word in "${MVP_PINNED_PORTS[@]}"; do
+    [[ $word == *-worker-port=* ]] || echo "$ip ${word#*=}"
+  done
 }
 
 mvp::ray::node_ip() {

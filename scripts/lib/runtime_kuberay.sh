@@ -21,7 +21,6 @@ MVP_BRINGUP_STEPS=(00_prereq_check)
 # the dashboard, and are wanted most when a worker pod is down (51: the kept
 # logs of the job it held).
 mvp::rt::derive() {
-  SHARED_ROOT=${SHARED_ROOT:-/private}
   MVP_HOST_SHARED_DIR=$SHARED_ROOT
   MVP_HOST_SEES_NODE_FILES=1
   MVP_NODE_REPO=$MVP_REPO

@@ -169,12 +169,8 @@ mvp::rt::node_is_up() {
 # several may run on one host (and firewalls want known ports): every Ray
 # port of node k is pinned as on the local runtime.
 mvp::rt::ray_start_args() {
-  local index=$1 base=$((MVP_NODE_PORT_BASE + 1000 * $1)) extra=()
-  ((index > 0)) && [[ -n $MVP_WORKER_CPUS ]] && MVP_RAY_ARGS+=("--num-cpus=$MVP_WORKER_CPUS")
-  MVP_RAY_ARGS+=("--node-manager-port=$base" "--object-manager-port=$((base + 1))"
-    "--dashboard-agent-listen-port=$((base + 2))" "--dashboard-agent-grpc-port=$((base + 3))"
-    "--metrics-export-port=$((base + 4))" "--runtime-env-agent-port=$((base + 5))"
-    "--min-worker-port=$((base + 100))" "--max-worker-port=$((base + 299))")
+  local extra=()
+  mvp::ray::pinned_port_args "$1"
   read -r -a extra <<<"$MVP_SSH_RAY_ARGS"
   MVP_RAY_ARGS+=("${extra[@]}")
 }
@@ -185,12 +181,7 @@ mvp::rt::dashboard_bind() { echo "$MVP_HEAD_IP $MVP_DASHBOARD_PORT"; }
 
 # "IP PORT" lines node INDEX will listen on. 00 checks them inside each node
 # (mvp::rt::prereq), so the host's own check gets none.
-mvp::rt::ray_ports() {
-  local index=$1 ip base=$((MVP_NODE_PORT_BASE + 1000 * $1)) port
-  ip=$(mvp::ray::node_ip "$index")
-  ((index == 0)) && echo "$ip $MVP_GCS_PORT" && echo "$ip $MVP_DASHBOARD_PORT" && echo "$ip $MVP_CLIENT_PORT"
-  for port in "$base" $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) $((base + 5)); do echo "$ip $port"; done
-}
+mvp::rt::ray_ports() { mvp::ray::pinned_ports "$1"; }
 mvp::rt::node_ports() { :; }
 
 # The nodes' /tmp/ray is not visible from this host: the helper reads a

@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# One owner per fact: each rule below is written in one place and every other
+# place asks that owner. Each check runs on a tree given as its argument, so
+# that a test can prove it fails on a copy with a second owner planted.
+
+setup() {
+  load ../test_helper/common
+}
+
+# copy_tree DEST: the parts of the repo the checks read.
+copy_tree() {
+  mkdir -p "$1/helpers"
+  cp -r "$MVP_REPO/scripts" "$MVP_REPO/config" "$1/"
+  cp -r "$MVP_REPO/helpers/mvp" "$1/helpers/"
+}
+
+# check_secret_rule ROOT: the secret-name rule's words (TOKEN|SECRET|...)
+# appear under ROOT/scripts and ROOT/helpers only on redact.py's SECRET_NAME
+# line; FILE:LINE of each other and exit 1 if any.
+check_secret_rule() {
+  local hits
+  hits=$(grep -rnE --exclude-dir=__pycache__ 'TOKEN\|SECRET\|PASSWORD\|KEY' "$1/scripts" "$1/helpers" |
+    grep -v '^[^:]*/helpers/mvp/redact.py:[0-9]*:SECRET_NAME = re.compile(r"') || return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: the secret-name rule is written only in helpers/mvp/redact.py (SECRET_NAME)" {
+  run check_secret_rule "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second copy of the secret-name rule in scripts/ fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo '[[ $x =~ TOKEN|SECRET|PASSWORD|KEY ]]' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/config.sh"
+  run check_secret_rule "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --partial "/scripts/lib/config.sh:"
+}
+
+@test "one owner: config.sh's secret-name rule is redact.py's SECRET_NAME, read without a process" {
+  local want
+  want=$(PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp import redact; print(redact.SECRET_NAME.pattern)')
+  run bash -c 'source "$MVP_REPO/scripts/lib/common.sh" && mvp::config::secret_name_rule && echo "$MVP_SECRET_NAME_RULE"'
+  assert_success
+  assert_output "$want"
+}
+
+# check_port_arithmetic ROOT: code (not comments) under ROOT/scripts that
+# computes a Ray port from MVP_NODE_PORT_BASE or offsets a base by +N, outside
+# the body of mvp::ray::pinned_port_words in scripts/lib/ray.sh; FILE:LINE
+# each, exit 1 if any.
+check_port_arithmetic() {
+  local ray=$1/scripts/lib/ray.sh first last hits
+  read -r first last < <(awk '/^mvp::ray::pinned_port_words\(\) \{$/ { f = NR } f && /^}$/ { print f, NR; exit }' "$ray")
+  [[ -n $first ]] || { echo "$ray has no mvp::ray::pinned_port_words, the owner"; return 1; }
+  hits=$(grep -rnE 'MVP_NODE_PORT_BASE *[-+*]|\(\(base *\+ *[0-9]+\)\)' "$1/scripts" | grep -vE '^[^:]*:[0-9]+: *#' |
+    awk -F: -v ray="$ray" -v first="$first" -v last="$last" '!($1 == ray && $2 > first && $2 < last)') || true
+  [[ -z $hits ]] && return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: the pinned-port arithmetic is only mvp::ray::pinned_port_words (ray.sh); the runtimes call it" {
+  run check_port_arithmetic "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second copy of the pinned-port arithmetic in a runtime fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'x() { local base=$((MVP_NODE_PORT_BASE + 1000 * $1)); echo $((base + 1)); }' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_port_arithmetic "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_line --partial "/scripts/lib/runtime_ssh.sh:"
+}
+
+# check_pod_settings ROOT: the KubeRay pods' settings are listed once, as the
+# contract's MVP_K8S_POD_SETTINGS. A line under ROOT/scripts or ROOT/helpers
+# that names three or more of them (the start of a second list, as
+# render_kuberay.py's SUBMITTER_SETTINGS and 71's export were) is printed as
+# FILE:LINE, exit 1 if any. NAME=value words (a setting given a value, as
+# gpu_smoke.sh's) are not a list of names.
+check_pod_settings() {
+  PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
+import re, sys
+from pathlib import Path
+from mvp.settings import read_contract
+
+root = Path(sys.argv[1])
+names = set(next(e for e in read_contract(root / "config" / "settings.contract")
+                 if e.name == "MVP_K8S_POD_SETTINGS").default.split())
+problems = []
+for top in ("scripts", "helpers"):
+    for path in sorted((root / top).rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if len(names & set(re.findall(r"\bMVP_[A-Z0-9_]+\b(?!=)", line))) >= 3:
+                problems.append(f"{path}:{n}: lists settings of MVP_K8S_POD_SETTINGS; read that contract key instead")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+}
+
+@test "one owner: the KubeRay pods' settings are listed only in the contract (MVP_K8S_POD_SETTINGS); 71 and the renderer read it" {
+  run check_pod_settings "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a second list of the pods' settings in the renderer fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'PODS = ("MVP_WORKERS", "MVP_JOB_TIMEOUT", "MVP_MODEL_ID")' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render_kuberay.py"
+  run check_pod_settings "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --partial "/helpers/mvp/render_kuberay.py:"
+}
+
+# ${NAME:-VALUE} on a setting under scripts/ with a VALUE that is not empty:
+# a second default beside the contract's. Each exception, FILE:NAME, and why
+# it is not one.
+DEFAULT_EXCEPTIONS=(
+  # Set by --dry-run or the environment before config.sh runs; 0 is its start value, not a setting's default.
+  "scripts/lib/common.sh:MVP_DRY_RUN"
+  # kind env, read before the config is loaded; 0 is the switch left off.
+  "scripts/lib/config.sh:MVP_QUIET_CONFIG"
+  # kind internal, set by 51 and 52 only: unset is "not head-only", not a setting's default.
+  "scripts/lib/runtime_kuberay.sh:MVP_HEAD_ONLY"
+  # The Makefile and libexec/system_packages.sh download before any config is loaded (no contract read);
+  # the contract's doc states the same "30 90".
+  "scripts/lib/retry.sh:MVP_DOWNLOAD_RETRY_DELAYS"
+  # Computed at render time from the number of jobs (MVP_JOB_TIMEOUT per job + 15 min), as the contract's doc says.
+  "scripts/70_render_sbatch.sh:MVP_SLURM_TIME"
+  # A message's word for empty (Slurm's default partition is then used): no value is given to Slurm.
+  "scripts/70_render_sbatch.sh:MVP_SLURM_HEAD_PARTITION"
+  "scripts/70_render_sbatch.sh:MVP_SLURM_PARTITION"
+  # ssh's own default file, named in a message when the setting is empty; a contract default would add
+  # -o UserKnownHostsFile to every ssh command line (empty means ssh's default, not a file of ours).
+  "scripts/lib/runtime_ssh.sh:MVP_SSH_KNOWN_HOSTS"
+  # kind internal: 1 only in the nightly run that holds its lock (flock's child); unset is "not that run".
+  "scripts/60_nightly_regression.sh:MVP_NIGHTLY_HOLDS_LOCK"
+  # A message's words for an unset CODE_ID (31 derives it from the tree), in the nightly's plan line.
+  "scripts/60_nightly_regression.sh:CODE_ID"
+)
+
+# check_defaults ROOT: FILE:LINE: NAME of each ${NAME:-VALUE} with VALUE not
+# empty on a setting under ROOT/scripts that DEFAULT_EXCEPTIONS does not
+# list; exit 1 if any.
+check_defaults() {
+  local hits=() line file name rest
+  while IFS= read -r line; do
+    file=${line#"$1/"} file=${file%%:*} rest=$line
+    while [[ $rest =~ \$\{((MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID):-[^}])(.*) ]]; do
+      name=${BASH_REMATCH[2]} rest=${BASH_REMATCH[3]}
+      [[ " ${DEFAULT_EXCEPTIONS[*]} " == *" $file:$name "* ]] || hits+=("${line%%:*}:$(cut -d: -f2 <<<"$line"): $name")
+    done
+  done < <(grep -rnE '\$\{(MVP_[A-Z0-9_]+|SHARED_ROOT|CODE_ID):-[^}]' "$1/scripts")
+  ((${#hits[@]} == 0)) && return 0
+  printf '%s\n' "${hits[@]}"
+  return 1
+}
+
+@test "one owner: no setting under scripts/ has a second default (\${MVP_X:-value}) beside the contract's, but the listed exceptions" {
+  run check_defaults "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a planted \${MVP_X:-value} default fails the check with its file, line and name" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'x=${MVP_SSH_USER:-root}' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_defaults "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+: MVP_SSH_USER$"
+}
+
+@test "one owner: the job's launcher keeps no default of its own for the log copy's period (the contract's MVP_LOG_SYNC_SECONDS)" {
+  run grep -nE 'log_sync_s", *[0-9]' "$MVP_REPO/helpers/mvp/launch.py"
+  assert_failure
+}
