@@ -10,12 +10,28 @@ set -Eeuo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
+# start_workers INDEX...: starts Ray on those nodes of MVP_NODES, all at once,
+# and waits for every start; one that failed is an ERROR.
+start_workers() {
+  local i node pid failed=0
+  local -a pids=()
+  # Each `ray start` is a second or more of Python start-up: in parallel.
+  for i in "$@"; do
+    node=${MVP_NODES[$i]}
+    mvp::log::step "starting the Ray worker on $node ($(mvp::ray::node_ip "$i"), $MVP_GPUS_PER_WORKER GPUs)"
+    mvp::ray::start "$node" "$i" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  ((failed == 0)) || mvp::log::die "a worker's ray start failed; see its output above"
+}
+
 main() {
   mvp::config::init "$@"
   mvp::ray::running_in "$MVP_HEAD_NODE" || mvp::log::die "the Ray head is not running; run scripts/20_start_head.sh first"
-  local i node ip old_ids="" out pid failed=0
+  local i node ip old_ids="" out
   local -A answer=()
-  local -a starting=() pids=() down=()
+  local -a starting=() down=()
   for node in "${MVP_NODES[@]:1}"; do mvp::rt::node_is_up "$node" || down+=("$node"); done
   if ((${#down[@]})); then
     # A worker node that died (namespace or container) comes back as 01 makes it.
@@ -39,15 +55,7 @@ main() {
   out=$(mvp::helper::run node-ids $ip)
   mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's node-ids answer: $MVP_KV_ERROR"
   old_ids=${answer[node_ids]:-}
-  # Each `ray start` is a second or more of Python start-up: in parallel.
-  for i in "${starting[@]}"; do
-    node=${MVP_NODES[$i]}
-    mvp::log::step "starting the Ray worker on $node ($(mvp::ray::node_ip "$i"), $MVP_GPUS_PER_WORKER GPUs)"
-    mvp::ray::start "$node" "$i" &
-    pids+=($!)
-  done
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  ((failed == 0)) || mvp::log::die "a worker's ray start failed; see its output above"
+  start_workers "${starting[@]}"
   [[ $MVP_DRY_RUN == 1 ]] && return 0
   mvp::helper::run cluster-wait --replaced "$old_ids"
 }

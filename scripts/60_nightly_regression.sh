@@ -223,10 +223,11 @@ bisect_night() {
   [[ -z ${answer[report]:-} ]] || mvp::helper::run bisect told --run-dir "$RUN_DIR" --dir "${answer[report]}" || true
 }
 
-main() {
-  local -a original_args=("$@")
-  mvp::config::init "$@"
-  local only=${MVP_FLAG[--only]:-} i
+# check_settings: reads the suite (--only) and CONTROL (--control or
+# MVP_NIGHTLY_CONTROL); a wrong setting, the judge's and the notification's
+# included, is an ERROR now, not at the night's end.
+check_settings() {
+  local only=${MVP_FLAG[--only]:-}
   [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   read_suite "$only"
   CONTROL=$MVP_NIGHTLY_CONTROL
@@ -238,39 +239,84 @@ main() {
   [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
   mvp::helper::run notify --check
+}
 
+# print_plan REGRESSIONS: --dry-run's plan of the night, on stdout.
+print_plan() {
+  local regressions=$1 i
+  echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
+  echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+  ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
+  for i in "${JOBS[@]}"; do
+    job_words "$i"
+    if [[ $i == "$RESUME_JOB" ]]; then
+      echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}"), its trainer SIGKILLed after a step drawn at random from $RESUME_REF's (resume fidelity)"
+      continue
+    fi
+    echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
+  done
+  echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+  [[ -z $MVP_NIGHTLY_BISECT_REPO ]] || echo "  when the night fails and its commit descends from the last good night's in $MVP_NIGHTLY_BISECT_REPO: 61_bisect_regression.sh between the two, with the first failed job"
+  echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
+  echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
+}
+
+# run_locked REGRESSIONS ARG...: runs the night again (this script with
+# ARG...) as a child of flock, which holds the lock for it; exits with its
+# status (MVP_LOCKED_EXIT, with one ERROR line, when another run holds it).
+run_locked() {
+  local regressions=$1 rc=0
+  shift
+  MVP_NIGHTLY_HOLDS_LOCK=1 mvp::run::with_lock "$regressions/.nightly.lock" "$0" "$@" || rc=$?
+  if ((rc == MVP_LOCKED_EXIT)); then
+    echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
+  fi
+  exit "$rc"
+}
+
+# judge_night REGRESSIONS: prunes old nights, judges every job, bisects a
+# failed night, tells whoever hears of it and prints the summary line (what
+# cron mails); NIGHT_RC is the judge's exit status (0: every check passed).
+judge_night() {
+  local regressions=$1 summary job out head_host
+  local -A verdict=()
+  local -a judged=()
+  NIGHT_RC=0
+  for job in "${JOBS[@]}"; do
+    judged+=(--job "$job=${IDS[$job]:-}")
+    [[ -z ${SUITE[job_${job}_checks]} ]] || judged+=(--checks "$job=${SUITE[job_${job}_checks]}")
+  done
+  [[ -z $RESUME_JOB ]] || judged+=(--resume "$RESUME_JOB=$RESUME_REF:$STOP_AT")
+  # The head's host name as its submissions record it: the node's name on
+  # local and compose, whatever the platform named the container on ssh.
+  head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
+  # Retention first, so the index written by the judge shows pruned nights as such.
+  mvp::helper::run nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
+  out=$(mvp::helper::run nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
+    --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || NIGHT_RC=$?
+  mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
+  summary=${verdict[summary]:-}
+  mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  ((NIGHT_RC == 0)) || bisect_night
+  mvp::helper::run notify --run-dir "$RUN_DIR" || mvp::log::warn "the notification step failed; see $LOG"
+  [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
+  echo "$summary"
+}
+
+main() {
+  local -a original_args=("$@")
+  mvp::config::init "$@"
+  check_settings
   RUN_ID=nightly-$(date -u +%Y%m%dT%H%M%SZ)
   local regressions
   regressions=$(mvp::config::layout regressions)
   if [[ $MVP_DRY_RUN == 1 ]]; then
-    echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
-    echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
-    ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
-    for i in "${JOBS[@]}"; do
-      job_words "$i"
-      if [[ $i == "$RESUME_JOB" ]]; then
-        echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}"), its trainer SIGKILLed after a step drawn at random from $RESUME_REF's (resume fidelity)"
-        continue
-      fi
-      echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
-    done
-    echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
-    [[ -z $MVP_NIGHTLY_BISECT_REPO ]] || echo "  when the night fails and its commit descends from the last good night's in $MVP_NIGHTLY_BISECT_REPO: 61_bisect_regression.sh between the two, with the first failed job"
-    echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
-    echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
+    print_plan "$regressions"
     return 0
   fi
 
   [[ -d $MVP_HOST_SHARED_DIR ]] || mvp::log::die "shared root $MVP_HOST_SHARED_DIR does not exist; mount it or run scripts/00_prereq_check.sh"
-  if [[ ${MVP_NIGHTLY_HOLDS_LOCK:-0} != 1 ]]; then
-    # The night runs again as a child of flock, which holds the lock for it.
-    local rc=0
-    MVP_NIGHTLY_HOLDS_LOCK=1 mvp::run::with_lock "$regressions/.nightly.lock" "$0" "${original_args[@]}" || rc=$?
-    if ((rc == MVP_LOCKED_EXIT)); then
-      echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
-    fi
-    exit "$rc"
-  fi
+  [[ ${MVP_NIGHTLY_HOLDS_LOCK:-0} == 1 ]] || run_locked "$regressions" "${original_args[@]}"
   RUN_DIR=$regressions/$RUN_ID
   mkdir "$RUN_DIR"
   LOG=$RUN_DIR/nightly.log
@@ -284,30 +330,8 @@ main() {
   # The run directory as the node that runs the helper sees it.
   RUN_DIR_NODE=$SHARED_ROOT/${RUN_DIR#"$MVP_HOST_SHARED_DIR"/}
   run_steps || true
-  local summary rc=0 job out
-  local -A verdict=()
-  local -a judged=()
-  for job in "${JOBS[@]}"; do
-    judged+=(--job "$job=${IDS[$job]:-}")
-    [[ -z ${SUITE[job_${job}_checks]} ]] || judged+=(--checks "$job=${SUITE[job_${job}_checks]}")
-  done
-  [[ -z $RESUME_JOB ]] || judged+=(--resume "$RESUME_JOB=$RESUME_REF:$STOP_AT")
-  # The head's host name as its submissions record it: the node's name on
-  # local and compose, whatever the platform named the container on ssh.
-  local head_host
-  head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
-  # Retention first, so the index written by the judge shows pruned nights as such.
-  mvp::helper::run nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
-  out=$(mvp::helper::run nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
-    --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || rc=$?
-  mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
-  summary=${verdict[summary]:-}
-  mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
-  ((rc == 0)) || bisect_night
-  mvp::helper::run notify --run-dir "$RUN_DIR" || mvp::log::warn "the notification step failed; see $LOG"
-  [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
-  echo "$summary"
-  ((rc == 0)) || return 1
+  judge_night "$regressions"
+  ((NIGHT_RC == 0)) || return 1
 }
 
 main "$@"

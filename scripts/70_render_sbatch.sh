@@ -46,34 +46,20 @@ sbatch_line() { printf '#SBATCH %s\n' "$1"; }
 # slurm_minutes JOBS: the default --time, in minutes.
 slurm_minutes() { echo $(((${1} * MVP_JOB_TIMEOUT + 59) / 60 + 15)); }
 
-render() {
-  local script=$1; shift
-  local -a args=("$@")
-  local jobs=1 name=${script%%_*} gpus=$MVP_SLURM_GPUS_PER_NODE
-  if [[ $script == 60_* ]]; then
-    jobs=4
-  elif [[ " ${args[*]} " != *" --wait "* ]]; then
-    args+=(--wait)
-  fi
+# check_slurm_settings GPUS: GPUS (MVP_SLURM_GPUS_PER_NODE) and the CPU
+# counts are whole numbers, or one ERROR line.
+check_slurm_settings() {
+  local gpus=$1
   [[ $gpus =~ ^[0-9]+$ ]] || mvp::log::die "MVP_SLURM_GPUS_PER_NODE='$gpus' must be a whole number"
   [[ $MVP_SLURM_HEAD_CPUS =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_SLURM_HEAD_CPUS='$MVP_SLURM_HEAD_CPUS' must be a whole number >= 1"
   [[ -z $MVP_SLURM_WORKER_CPUS || $MVP_SLURM_WORKER_CPUS =~ ^[1-9][0-9]*$ ]] ||
     mvp::log::die "MVP_SLURM_WORKER_CPUS='$MVP_SLURM_WORKER_CPUS' must be empty or a whole number >= 1"
-  local i
-  # Files named on the command line are read inside the job, from another directory.
-  for i in "${!args[@]}"; do
-    [[ ${args[$i]} != -* && -f ${args[$i]} ]] && args[i]=$(realpath "${args[$i]}")
-  done
-  local out_dir
-  out_dir=$(mvp::config::layout slurm)
-  # Slurm does not create the --output directory.
-  mkdir -p "$out_dir"
+}
 
-  echo "#!/usr/bin/env bash"
-  echo "# Rendered by scripts/70_render_sbatch.sh at $(date -u +%FT%TZ) from $MVP_CONFIG_LOADED."
-  echo "# Runs: scripts/$script${args[*]:+ ${args[*]}}"
-  echo "# Submit: sbatch THIS_FILE (sbatch --wait THIS_FILE exits with the job's code)."
-  echo "# Component 0: the Ray head, control plane only; component 1: $MVP_WORKERS GPU workers."
+# sbatch_directives NAME JOBS OUT_DIR GPUS: the #SBATCH lines, the head's
+# component, then hetjob and the workers'.
+sbatch_directives() {
+  local name=$1 jobs=$2 out_dir=$3 gpus=$4
   sbatch_line "--job-name=mvp-$name"
   sbatch_line "--output=\"$out_dir/%x-%j.out\""
   sbatch_line "--time=${MVP_SLURM_TIME:-$(slurm_minutes "$jobs")}"
@@ -89,6 +75,37 @@ render() {
   ((gpus > 0)) && sbatch_line "--gpus-per-node=$gpus"
   [[ -n $MVP_SLURM_WORKER_CPUS ]] && sbatch_line "--cpus-per-task=$MVP_SLURM_WORKER_CPUS"
   [[ $MVP_SLURM_EXCLUSIVE == 1 ]] && sbatch_line "--exclusive"
+  return 0
+}
+
+# render SCRIPT ARG...: the sbatch file that runs scripts/SCRIPT ARG... in a
+# heterogeneous Slurm job, on stdout.
+render() {
+  local script=$1; shift
+  local -a args=("$@")
+  local jobs=1 name=${script%%_*} gpus=$MVP_SLURM_GPUS_PER_NODE
+  if [[ $script == 60_* ]]; then
+    jobs=4
+  elif [[ " ${args[*]} " != *" --wait "* ]]; then
+    args+=(--wait)
+  fi
+  check_slurm_settings "$gpus"
+  local i
+  # Files named on the command line are read inside the job, from another directory.
+  for i in "${!args[@]}"; do
+    [[ ${args[$i]} != -* && -f ${args[$i]} ]] && args[i]=$(realpath "${args[$i]}")
+  done
+  local out_dir
+  out_dir=$(mvp::config::layout slurm)
+  # Slurm does not create the --output directory.
+  mkdir -p "$out_dir"
+
+  echo "#!/usr/bin/env bash"
+  echo "# Rendered by scripts/70_render_sbatch.sh at $(date -u +%FT%TZ) from $MVP_CONFIG_LOADED."
+  echo "# Runs: scripts/$script${args[*]:+ ${args[*]}}"
+  echo "# Submit: sbatch THIS_FILE (sbatch --wait THIS_FILE exits with the job's code)."
+  echo "# Component 0: the Ray head, control plane only; component 1: $MVP_WORKERS GPU workers."
+  sbatch_directives "$name" "$jobs" "$out_dir" "$gpus"
   echo "set -euo pipefail"
   echo "# The settings as they were when this file was rendered."
   baked_settings

@@ -140,11 +140,7 @@ mvp::config::derive() {
   [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::log::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
   MVP_VENV=$MVP_REPO/.venv
-  # The runbook's version: the default tag of its image (72, 71).
-  MVP_RUNBOOK_VERSION=""
-  [[ -r $MVP_REPO/VERSION ]] && { read -r MVP_RUNBOOK_VERSION <"$MVP_REPO/VERSION" || true; }
-  [[ $MVP_RUNBOOK_VERSION =~ ^[0-9A-Za-z][0-9A-Za-z._-]*$ ]] ||
-    mvp::log::die "$MVP_REPO/VERSION must hold the runbook's version (e.g. 1.1.0) on its first line"
+  mvp::config::read_version
   mvp::config::derive_defaults
   # Node names; a runtime whose nodes have names of their own (slurm) renames them.
   MVP_HEAD_NODE=mvp11-ray-head
@@ -161,6 +157,26 @@ mvp::config::derive() {
   MVP_HOST_RAY_TOKEN_FILE=$MVP_HOST_SHARED_DIR/secrets/ray_auth_token
   [[ $SHARED_ROOT == /* ]] || mvp::log::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
   [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::log::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
+  mvp::config::derive_worker_ips
+  mvp::config::derive_verl_src
+  mvp::rt::node_ray_dirs
+  mvp::config::check_job_settings
+  mvp::config::check_passthrough
+}
+
+# MVP_RUNBOOK_VERSION: the runbook's version (the first line of VERSION),
+# the default tag of its image (72, 71).
+mvp::config::read_version() {
+  MVP_RUNBOOK_VERSION=""
+  [[ -r $MVP_REPO/VERSION ]] && { read -r MVP_RUNBOOK_VERSION <"$MVP_REPO/VERSION" || true; }
+  [[ $MVP_RUNBOOK_VERSION =~ ^[0-9A-Za-z][0-9A-Za-z._-]*$ ]] ||
+    mvp::log::die "$MVP_REPO/VERSION must hold the runbook's version (e.g. 1.1.0) on its first line"
+}
+
+# MVP_WORKER_IP_LIST: one address per worker, from MVP_WORKER_IPS or, when
+# it is empty, the addresses after MVP_HEAD_IP's.
+mvp::config::derive_worker_ips() {
+  local i
   if [[ -z $MVP_WORKER_IPS ]]; then
     local prefix=${MVP_HEAD_IP%.*} last=${MVP_HEAD_IP##*.}
     for ((i = 1; i <= MVP_WORKERS; i++)); do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$prefix.$((last + i))"; done
@@ -168,8 +184,12 @@ mvp::config::derive() {
   read -r -a MVP_WORKER_IP_LIST <<<"$MVP_WORKER_IPS"
   ((${#MVP_WORKER_IP_LIST[@]} == MVP_WORKERS)) ||
     mvp::log::die "MVP_WORKER_IPS has ${#MVP_WORKER_IP_LIST[@]} addresses for MVP_WORKERS=$MVP_WORKERS; give one per worker or leave it empty"
-  # The source tree to snapshot, as the head node sees it (and as this host
-  # sees it: 00 checks it here for compose). Empty: MVP_VERL_DIR.
+}
+
+# MVP_NODE_VERL_SRC and MVP_HOST_VERL_SRC: the source tree to snapshot, as
+# the head node sees it (and as this host sees it: 00 checks it here for
+# compose). MVP_VERL_SRC empty: MVP_VERL_DIR; relative: in the runbook.
+mvp::config::derive_verl_src() {
   local src=${MVP_VERL_SRC:-}
   if [[ -z $src ]]; then
     MVP_NODE_VERL_SRC=$MVP_NODE_VERL_DIR MVP_HOST_VERL_SRC=$MVP_VERL_DIR
@@ -178,7 +198,10 @@ mvp::config::derive() {
   else
     MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src MVP_HOST_VERL_SRC=$MVP_REPO/$src
   fi
-  mvp::rt::node_ray_dirs
+}
+
+# The settings the jobs' bookkeeping reads, each checked (one ERROR line).
+mvp::config::check_job_settings() {
   [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::log::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
   [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
     mvp::log::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
@@ -188,8 +211,12 @@ mvp::config::derive() {
   [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
     mvp::log::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
   [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::log::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
-  # Passed-through values travel on the command line that runs the helper;
-  # a secret must come in a JobSpec's env_vars (stdin, then Ray's GCS store).
+}
+
+# MVP_JOB_ENV_PASSTHROUGH names no secret: passed-through values travel on
+# the command line that runs the helper; a secret must come in a JobSpec's
+# env_vars (stdin, then Ray's GCS store).
+mvp::config::check_passthrough() {
   mvp::config::job_env_names
   local name secret=()
   [[ -z $MVP_JOB_ENV_NAMES ]] || mvp::config::secret_name_rule

@@ -295,7 +295,7 @@ mvp::rt::prereq_node_image() {
 # stdin) and every problem of every node is reported.
 mvp::rt::prereq() {
   command -v ssh >/dev/null || { MVP_PROBLEMS+=("ssh is missing; install openssh-client"); return 0; }
-  local probe=$MVP_REPO/scripts/libexec/ssh_probe.sh dir nonce="" nonce_name="" i gpus=0
+  local dir nonce="" nonce_name="" i gpus=0
   dir=$(mktemp -d)
   # shellcheck disable=SC2064  # the directory is known now
   trap "rm -rf '$dir'" RETURN
@@ -307,6 +307,28 @@ mvp::rt::prereq() {
     printf '%s\n' "$nonce" >"$MVP_HOST_SHARED_DIR/$nonce_name"
   fi
   ((MVP_SSH_LOGICAL_GPUS == 1)) || gpus=$MVP_GPUS_PER_WORKER
+  mvp::rt::prereq_launch "$dir" "$nonce_name" "$gpus"
+  [[ -z $nonce_name ]] || rm -f "$MVP_HOST_SHARED_DIR/$nonce_name"
+  local -A seen_ifaces=()
+  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
+    mvp::rt::prereq_judge "$i" "$dir" "$nonce" "$gpus"
+  done
+  if ((MVP_SSH_LOGICAL_GPUS == 1)); then
+    mvp::log::info "GPUs: each worker advertises $MVP_GPUS_PER_WORKER logical GPUs (MVP_SSH_LOGICAL_GPUS=1; nvidia-smi not asked)"
+  fi
+  if [[ -z ${NCCL_SOCKET_IFNAME:-} && -z ${GLOO_SOCKET_IFNAME:-} ]]; then
+    local names
+    names=$(printf '%s\n' "${!seen_ifaces[@]}" | sort | tr '\n' ' ')
+    names=${names% }
+    mvp::log::warn "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set: a multi-host job may pick the wrong network; set them in your config to the nodes' cluster interface (the nodes have: ${names:-none seen})"
+  fi
+}
+
+# mvp::rt::prereq_launch DIR NONCE_NAME GPUS: runs the probe on every node at
+# once and waits for all; node I's answer is DIR/I.out (its stderr I.err),
+# I.why when ssh cannot reach it, I.fail when the probe itself failed.
+mvp::rt::prereq_launch() {
+  local dir=$1 nonce_name=$2 gpus=$3 probe=$MVP_REPO/scripts/libexec/ssh_probe.sh i
   local -a pids=() ports=()
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     mapfile -t ports < <(mvp::rt::ray_ports "$i" | tr ' ' ':')
@@ -321,63 +343,62 @@ mvp::rt::prereq() {
     pids+=($!)
   done
   wait "${pids[@]}" || true
-  [[ -z $nonce_name ]] || rm -f "$MVP_HOST_SHARED_DIR/$nonce_name"
-  local where
-  local -A seen_ifaces=()
-  for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
-    where=$(mvp::rt::describe "$i")
-    if [[ -s $dir/$i.why ]]; then MVP_PROBLEMS+=("$(<"$dir/$i.why")"); continue; fi
-    if [[ -e $dir/$i.fail ]]; then
-      MVP_PROBLEMS+=("$where: the node probe failed ($(<"$dir/$i.fail"): $(head -n 1 "$dir/$i.err"))")
-      continue
-    fi
-    local -A r=()
-    local value
-    r=()
-    if ! mvp::kv::read r <"$dir/$i.out"; then
-      MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/libexec/ssh_probe.sh")
-      continue
-    fi
-    if [[ ${r[python]:-missing} == missing ]]; then
-      MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
-    else
-      mvp::rt::prereq_node_image "$where" "${r[ray]:-missing}" "${r[ray_cli]:-missing}" "${r[lacks]:-}"
-    fi
-    case ${r[shared]:-} in
-      missing) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT does not exist there; mount the shared storage at $SHARED_ROOT") ;;
-      readonly) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT is not writable there; fix the mount or its permissions") ;;
-    esac
-    if [[ -n $nonce && ${r[shared]:-} != missing && ${r[nonce]:-} != "$nonce" ]]; then
-      MVP_PROBLEMS+=("$where: $SHARED_ROOT is not the shared storage this host sees at $MVP_HOST_SHARED_DIR (a file written here is not there); mount the same share on every node")
-    fi
-    [[ ${r[repo]:-} == ok ]] ||
-      MVP_PROBLEMS+=("$where: no runbook helpers at $MVP_NODE_REPO/helpers; keep the runbook checkout on the shared storage (under $MVP_HOST_SHARED_DIR) so every node sees it")
-    [[ ${r[verl]:-ok} == ok ]] ||
-      MVP_PROBLEMS+=("$where: no verl source at $MVP_NODE_VERL_SRC; put the verl checkout on the shared storage or set MVP_VERL_SRC")
-    if ((i > 0 && gpus > 0)); then
-      if [[ ${r[gpus]:-none} == none ]]; then
-        MVP_PROBLEMS+=("$where: nvidia-smi is missing; a GPU worker needs the NVIDIA driver (or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs)")
-      elif [[ ${r[gpus]} -lt $gpus ]]; then
-        MVP_PROBLEMS+=("$where: nvidia-smi lists ${r[gpus]} GPUs, MVP_GPUS_PER_WORKER is $gpus; lower it, or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs")
-      fi
-    fi
-    if [[ ${r[ray_running]:-0} == 1 ]]; then
-      mvp::log::skip "port check on ${MVP_NODES[$i]} (Ray of this cluster runs there)"
-    else
-      for value in ${r[busy]:-}; do
-        MVP_PROBLEMS+=("$where: port $value is in use there; stop what listens or change MVP_*_PORT / MVP_NODE_PORT_BASE")
-      done
-    fi
-    for value in ${r[ifaces]:-}; do seen_ifaces[$value]=1; done
-    mvp::log::info "node $where: python ${r[python]:-?}, ray ${r[ray]:-?}, shared storage ${r[shared]:-?}, GPUs ${r[gpus]:-none}"
-  done
-  if ((MVP_SSH_LOGICAL_GPUS == 1)); then
-    mvp::log::info "GPUs: each worker advertises $MVP_GPUS_PER_WORKER logical GPUs (MVP_SSH_LOGICAL_GPUS=1; nvidia-smi not asked)"
+}
+
+# mvp::rt::prereq_judge I DIR NONCE GPUS: node I's answer in DIR (see
+# prereq_launch) as PROBLEM lines and a log line; adds the interfaces it
+# names to the caller's seen_ifaces.
+mvp::rt::prereq_judge() {
+  local i=$1 dir=$2 nonce=$3 gpus=$4 where value
+  local -A r=()
+  where=$(mvp::rt::describe "$i")
+  if [[ -s $dir/$i.why ]]; then MVP_PROBLEMS+=("$(<"$dir/$i.why")"); return 0; fi
+  if [[ -e $dir/$i.fail ]]; then
+    MVP_PROBLEMS+=("$where: the node probe failed ($(<"$dir/$i.fail"): $(head -n 1 "$dir/$i.err"))")
+    return 0
   fi
-  if [[ -z ${NCCL_SOCKET_IFNAME:-} && -z ${GLOO_SOCKET_IFNAME:-} ]]; then
-    local names
-    names=$(printf '%s\n' "${!seen_ifaces[@]}" | sort | tr '\n' ' ')
-    names=${names% }
-    mvp::log::warn "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are not set: a multi-host job may pick the wrong network; set them in your config to the nodes' cluster interface (the nodes have: ${names:-none seen})"
+  if ! mvp::kv::read r <"$dir/$i.out"; then
+    MVP_PROBLEMS+=("$where: the node probe's answer is not key=value lines ($MVP_KV_ERROR); see scripts/libexec/ssh_probe.sh")
+    return 0
+  fi
+  if [[ ${r[python]:-missing} == missing ]]; then
+    MVP_PROBLEMS+=("$where: python3 is not on PATH; install it in the node image or set MVP_SSH_PATH")
+  else
+    mvp::rt::prereq_node_image "$where" "${r[ray]:-missing}" "${r[ray_cli]:-missing}" "${r[lacks]:-}"
+  fi
+  case ${r[shared]:-} in
+    missing) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT does not exist there; mount the shared storage at $SHARED_ROOT") ;;
+    readonly) MVP_PROBLEMS+=("$where: SHARED_ROOT $SHARED_ROOT is not writable there; fix the mount or its permissions") ;;
+  esac
+  if [[ -n $nonce && ${r[shared]:-} != missing && ${r[nonce]:-} != "$nonce" ]]; then
+    MVP_PROBLEMS+=("$where: $SHARED_ROOT is not the shared storage this host sees at $MVP_HOST_SHARED_DIR (a file written here is not there); mount the same share on every node")
+  fi
+  [[ ${r[repo]:-} == ok ]] ||
+    MVP_PROBLEMS+=("$where: no runbook helpers at $MVP_NODE_REPO/helpers; keep the runbook checkout on the shared storage (under $MVP_HOST_SHARED_DIR) so every node sees it")
+  [[ ${r[verl]:-ok} == ok ]] ||
+    MVP_PROBLEMS+=("$where: no verl source at $MVP_NODE_VERL_SRC; put the verl checkout on the shared storage or set MVP_VERL_SRC")
+  mvp::rt::prereq_judge_resources "$i" "$where" "$gpus" "${r[gpus]:-none}" "${r[ray_running]:-0}" "${r[busy]:-}"
+  for value in ${r[ifaces]:-}; do seen_ifaces[$value]=1; done
+  mvp::log::info "node $where: python ${r[python]:-?}, ray ${r[ray]:-?}, shared storage ${r[shared]:-?}, GPUs ${r[gpus]:-none}"
+}
+
+# mvp::rt::prereq_judge_resources I WHERE GPUS HAS_GPUS RAY_RUNNING BUSY:
+# PROBLEM lines for a GPU worker short of GPUS and for each BUSY port (none
+# asked of a node where this cluster's Ray runs: its ports are Ray's).
+mvp::rt::prereq_judge_resources() {
+  local i=$1 where=$2 gpus=$3 has=$4 value
+  if ((i > 0 && gpus > 0)); then
+    if [[ $has == none ]]; then
+      MVP_PROBLEMS+=("$where: nvidia-smi is missing; a GPU worker needs the NVIDIA driver (or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs)")
+    elif [[ $has -lt $gpus ]]; then
+      MVP_PROBLEMS+=("$where: nvidia-smi lists $has GPUs, MVP_GPUS_PER_WORKER is $gpus; lower it, or set MVP_SSH_LOGICAL_GPUS=1 for a cluster without GPUs")
+    fi
+  fi
+  if [[ $5 == 1 ]]; then
+    mvp::log::skip "port check on ${MVP_NODES[$i]} (Ray of this cluster runs there)"
+  else
+    for value in $6; do
+      MVP_PROBLEMS+=("$where: port $value is in use there; stop what listens or change MVP_*_PORT / MVP_NODE_PORT_BASE")
+    done
   fi
 }

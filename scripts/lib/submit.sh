@@ -30,21 +30,7 @@ mvp::submit::run() {
   local wait=${MVP_FLAG[--wait]:-0} retries=${MVP_FLAG[--retry]-} porcelain=${MVP_FLAG[--porcelain]:-0}
   [[ -z ${MVP_FLAG[--retry]+set} || $retries =~ ^[0-9]+$ ]] ||
     mvp::log::die "--retry needs a number of resumptions, e.g. --retry 3"
-  # What the helper takes, in the order given (words parsed already).
-  set -- "$@" "${MVP_FLAG_WORDS[@]}"
-  while (($#)); do
-    case $1 in
-      --wait|--porcelain) ;;
-      --retry) shift ;;
-      --override|--reward-fn|--resume-from) args+=("$1" "$2"); shift ;;
-      *) args+=("$1") ;;
-    esac
-    shift
-  done
-  # Each word as one argument of its own (=: a word may start with -).
-  for arg in ${MVP_COMMAND[@]+"${MVP_COMMAND[@]}"}; do
-    args+=("--command-word=$arg")
-  done
+  mvp::submit::helper_words args "$@"
   ((${retries:-0} == 0 || wait)) || mvp::log::die "--retry resumes a job that failed, which only --wait sees; add --wait"
   for arg in "$spec" "$cfg"; do
     [[ -z $arg && $arg == "$spec" || -f $arg && -r $arg ]] || mvp::log::die "$arg does not exist or is not readable"
@@ -72,6 +58,30 @@ mvp::submit::run() {
       rc=$?
   done
   ((rc == 0)) || exit "$rc"
+}
+
+# mvp::submit::helper_words ARRAY WORD...: appends to the array named ARRAY
+# what the helper takes of WORD... and of MVP_FLAG_WORDS (not --wait,
+# --porcelain or --retry N, which run acts on) and MVP_COMMAND's words.
+mvp::submit::helper_words() {
+  local -n _mvp_words=$1
+  local arg
+  shift
+  # What the helper takes, in the order given (words parsed already).
+  set -- "$@" "${MVP_FLAG_WORDS[@]}"
+  while (($#)); do
+    case $1 in
+      --wait|--porcelain) ;;
+      --retry) shift ;;
+      --override|--reward-fn|--resume-from) _mvp_words+=("$1" "$2"); shift ;;
+      *) _mvp_words+=("$1") ;;
+    esac
+    shift
+  done
+  # Each word as one argument of its own (=: a word may start with -).
+  for arg in ${MVP_COMMAND[@]+"${MVP_COMMAND[@]}"}; do
+    _mvp_words+=("--command-word=$arg")
+  done
 }
 
 # mvp::submit::once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission

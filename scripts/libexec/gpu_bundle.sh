@@ -184,6 +184,40 @@ manifest() {
   echo "$((total + tracked))"
 }
 
+# find_tools VERL: dies naming the first tool missing, a missing verl 0.9.1
+# tree at VERL, or a pip that does not run; sets PY (the venv's Python, else
+# python3) and PIP.
+find_tools() {
+  local verl=$1 tool
+  for tool in git xz tar split sha256sum; do
+    command -v "$tool" >/dev/null || mvp::log::die "$tool is missing; install it (Debian: apt-get install git xz-utils tar coreutils)"
+  done
+  [[ -f $verl/verl/__init__.py ]] || mvp::log::die "no verl 0.9.1 tree at $verl; run make setup (tests/fixtures/real_verl.sh makes it)"
+  PY=$MVP_REPO/.venv/bin/python
+  [[ -x $PY ]] || PY=python3
+  PIP=("$PY" -m pip)
+  "${PIP[@]}" --version >/dev/null 2>&1 || mvp::log::die "pip does not run with $PY; run make setup"
+}
+
+# stage_trees STAGE VERL: verl's tree at VERL (no __pycache__) in
+# STAGE/verl-0.9.1, this checkout's committed files in STAGE/mvp.
+stage_trees() {
+  local stage=$1 verl=$2
+  mkdir -p "$stage/verl-0.9.1" "$stage/mvp"
+  tar -C "$verl" --exclude=__pycache__ -cf - . | tar -C "$stage/verl-0.9.1" -xf -
+  git -C "$MVP_REPO" archive HEAD | tar -C "$stage/mvp" -xf -
+}
+
+# pack_parts STAGE OUT PART_MIB XZ: the bundle's four parts in OUT (see pack).
+pack_parts() {
+  local stage=$1 out=$2 part=$3 preset=$4
+  mvp::log::step "compressing (xz -$preset) into parts of at most $part MiB"
+  pack "$stage" "$out" wheels "$part" "$preset" wheels
+  pack "$stage" "$out" model-data "$part" "$preset" shared
+  pack "$stage" "$out" verl-0.9.1 "$part" "$preset" verl-0.9.1
+  pack "$stage/mvp" "$out" mvp-checkout "$part" "$preset" .
+}
+
 main() {
   mvp::flags::parse "$@"
   local ver=${MVP_FLAG[--python]:-3.12} part=${MVP_FLAG[--part-mib]:-30} max=${MVP_FLAG[--max-mib]:-55}
@@ -194,18 +228,11 @@ main() {
   [[ $ver =~ ^3\.[0-9]{1,2}$ ]] || mvp::log::die "--python '$ver' is not a Python version such as 3.12"
   [[ $part =~ ^[1-9][0-9]*$ && $max =~ ^[1-9][0-9]*$ ]] || mvp::log::die "--part-mib and --max-mib take whole MiB, e.g. 30 and 55"
   [[ $preset =~ ^[0-9]e?$ ]] || mvp::log::die "--xz '$preset' is not an xz preset (0-9, optionally with e)"
-  local tag=cp${ver/./} tool
+  local tag=cp${ver/./}
   local out=${MVP_FLAG[--out]:-$MVP_REPO/.mvp/gpu-bundle/$tag}
   local cache=${MVP_FLAG[--wheel-cache]:-$MVP_REPO/.mvp/cache/gpu-bundle/wheels-$tag}
   local verl=$MVP_REPO/.mvp/cache/verl-0.9.1
-  for tool in git xz tar split sha256sum; do
-    command -v "$tool" >/dev/null || mvp::log::die "$tool is missing; install it (Debian: apt-get install git xz-utils tar coreutils)"
-  done
-  [[ -f $verl/verl/__init__.py ]] || mvp::log::die "no verl 0.9.1 tree at $verl; run make setup (tests/fixtures/real_verl.sh makes it)"
-  PY=$MVP_REPO/.venv/bin/python
-  [[ -x $PY ]] || PY=python3
-  PIP=("$PY" -m pip)
-  "${PIP[@]}" --version >/dev/null 2>&1 || mvp::log::die "pip does not run with $PY; run make setup"
+  find_tools "$verl"
   local start=$SECONDS stage work
   work=$(mktemp -d "${TMPDIR:-/tmp}/mvp-gpu-bundle.XXXXXX")
   # shellcheck disable=SC2064  # the directory is known now
@@ -215,14 +242,8 @@ main() {
   fetch_wheels "$cache" "$ver"
   stage_wheels "$cache" "$stage"
   stage_model_data "$stage"
-  mkdir -p "$stage/verl-0.9.1" "$stage/mvp"
-  tar -C "$verl" --exclude=__pycache__ -cf - . | tar -C "$stage/verl-0.9.1" -xf -
-  git -C "$MVP_REPO" archive HEAD | tar -C "$stage/mvp" -xf -
-  mvp::log::step "compressing (xz -$preset) into parts of at most $part MiB"
-  pack "$stage" "$work/out" wheels "$part" "$preset" wheels
-  pack "$stage" "$work/out" model-data "$part" "$preset" shared
-  pack "$stage" "$work/out" verl-0.9.1 "$part" "$preset" verl-0.9.1
-  pack "$stage/mvp" "$work/out" mvp-checkout "$part" "$preset" .
+  stage_trees "$stage" "$verl"
+  pack_parts "$stage" "$work/out" "$part" "$preset"
   local total
   total=$(manifest "$stage" "$work/out" "$ver")
   (cd "$work/out" && sha256sum -- *.tar.xz* >SHA256SUMS)

@@ -22,6 +22,34 @@ setup() {
   assert_output ""
 }
 
+# Prints FILE:NAME:LENGTH for each bash function in FILE... over 40 lines,
+# counted from its `name() {` line to its closing `}` at column 0 (the
+# layout every function here keeps; one-line functions are skipped).
+long_functions() {
+  awk 'FNR == 1 { name = "" }
+    /^[A-Za-z_][A-Za-z0-9_:]*\(\) *\{/ { if ($0 ~ /\}$/) next; name = $0; sub(/\(\).*/, "", name); start = FNR; next }
+    name != "" && /^\}/ { if (FNR - start + 1 > 40) print FILENAME ":" name ":" FNR - start + 1; name = "" }' "$@"
+}
+
+@test "shell layout: every bash function in scripts/ is at most 40 lines" {
+  # As python_structure.bats holds the helpers' Python; an offender is named
+  # FILE:NAME:LENGTH.
+  cd "$MVP_REPO"
+  run long_functions scripts/*.sh scripts/lib/*.sh scripts/libexec/*.sh
+  assert_success
+  assert_output ""
+}
+
+@test "shell layout: the length check names a 41-line function and passes one of 40" {
+  local f=$BATS_TEST_TMPDIR/a.sh
+  { echo 'long() {'; for _ in $(seq 39); do echo '  :'; done; echo '}'
+    echo 'short() {'; for _ in $(seq 38); do echo '  :'; done; echo '}'
+    echo 'one() { :; }'; } >"$f"
+  run long_functions "$f"
+  assert_success
+  assert_output "$f:long:41"
+}
+
 @test "shell layout: the executables live in scripts/libexec, executable" {
   local f
   for f in local_node_init.sh slurm_job.sh; do [[ -x $MVP_REPO/scripts/libexec/$f ]]; done
