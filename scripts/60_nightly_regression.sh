@@ -146,8 +146,8 @@ run_steps() {
 # submit script with --wait, as bisection's probes go; the helper judges the
 # pair with the suite. No good night or no snapshot: one SKIP line.
 control_pair() {
-  local out role code i
-  local -A plan=() answer=()
+  local out role code sid i
+  local -A plan=()
   local -a spec=() words=()
   if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_DIR_NODE") || ! mvp::kv::read plan <<<"$out"; then
     mvp::log::warn "no control: the helper could not plan one (see $LOG)"
@@ -163,11 +163,9 @@ control_pair() {
     code=$CODE_USED
     [[ $role == candidate ]] || code=${plan[control_code_id]}
     mvp::log::step "control pair: the $role probe on snapshot $code ($(shown "scripts/${plan[script]}.sh" "${spec[@]}" --wait "${words[@]}"))"
-    answer=()
-    out=$(CODE_ID=$code "$MVP_REPO/scripts/${plan[script]}.sh" "${spec[@]}" --porcelain --wait "${words[@]}") || true
-    mvp::kv::read answer <<<"$out" || mvp::log::warn "the $role probe: the submit script's answer: $MVP_KV_ERROR"
+    sid=$(mvp::submit::probe plan "$code" /dev/stderr)
     mvp::helper::run nightly control --role "$role" --run-dir "$RUN_DIR_NODE" --code-id "$code" \
-      --submission-id "${answer[submission_id]:-}" || mvp::log::warn "the $role probe was not recorded (see $LOG)"
+      --submission-id "$sid" || mvp::log::warn "the $role probe was not recorded (see $LOG)"
   done
 }
 

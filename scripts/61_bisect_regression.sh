@@ -35,8 +35,7 @@ mvp::flags::spec "--repo DIR  the git checkout of verl (your fork) the commits a
 # probe DIR: snapshots and runs the commit `bisect next` named (in STEP),
 # then has the helper judge it; prints its probe_N line.
 probe() {
-  local dir=$1 commit=${STEP[commit]} code="" sid="" out i
-  local -a spec=() words=()
+  local dir=$1 commit=${STEP[commit]} code="" sid="" out
   local -A answer=()
   mvp::log::step "probe of ${commit:0:12} (${STEP[role]})"
   # CODE_ID empty: each commit its own snapshot, git-<sha> (not one a caller or the config named; 60 exports its own).
@@ -45,14 +44,7 @@ probe() {
     code=${answer[code_id]:-}
   fi
   if [[ -n $code ]]; then
-    [[ -z ${STEP[spec]} ]] || spec=("${STEP[spec]}")
-    for ((i = 0; i < STEP[argc]; i++)); do words+=("${STEP[arg_$i]}"); done
-    answer=()
-    # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
-    out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID="$code" "$MVP_REPO/scripts/${STEP[script]}.sh" "${spec[@]}" \
-      --porcelain --wait "${words[@]}" 2>>"$dir/bisect.log") || true
-    mvp::kv::read answer <<<"$out" || mvp::log::warn "the submit script's answer: $MVP_KV_ERROR"
-    sid=${answer[submission_id]:-}
+    sid=$(mvp::submit::probe STEP "$code" "$dir/bisect.log")
   else
     mvp::log::warn "no snapshot of $commit (see $dir/bisect.log)"
   fi
