@@ -180,6 +180,21 @@ mvp::rt::prereq() {
   fi
 }
 
+# mvp::rt::run_once ERR_FILE RUN_ARGS...: `docker run RUN_ARGS`, its stderr in
+# ERR_FILE. Podman's attach to a container that exits at once can lose the
+# race with the container (podman issue #11446: exit 125, "read unixpacket
+# ...attach: connection reset by peer") before the command even ran; that,
+# and only that, is tried again, up to 3 times.
+mvp::rt::run_once() {
+  local err=$1 try rc
+  shift
+  for try in 1 2 3; do
+    rc=0
+    docker run "$@" 2>"$err" || rc=$?
+    ((rc == 125)) && grep -q '/attach: .*connection reset by peer' "$err" && ((try < 3)) || return "$rc"
+  done
+}
+
 # What a job needs inside the image, checked where it runs: in the head
 # when it is up, else in a throwaway container of MVP_IMAGE with the same
 # mounts (no pull: an image that is not here is a problem of its own).
@@ -198,7 +213,7 @@ mvp::rt::prereq_image() {
   elif docker image inspect "$MVP_IMAGE" >/dev/null 2>&1; then
     local -a mounts=(-v "$MVP_REPO:/workspace/mvp:ro")
     [[ -d $MVP_VERL_DIR ]] && mounts+=(-v "$MVP_VERL_DIR:/workspace/verl:ro")
-    out=$(docker run --rm --pull=never "${mounts[@]}" "$MVP_IMAGE" "${cmd[@]}" 2>"$err") || rc=$?
+    out=$(mvp::rt::run_once "$err" --rm --pull=never "${mounts[@]}" "$MVP_IMAGE" "${cmd[@]}") || rc=$?
   else
     rm -f "$err"
     MVP_PROBLEMS+=("image $MVP_IMAGE is not on this host; docker pull $MVP_IMAGE (MVP_IMAGE: a tag verl's docker/README.md lists)")

@@ -96,13 +96,13 @@ worker_back() {
   run jq -r '.spec.submitterPodTemplate.spec.containers[0] | .image, (.env[] | select(.name == "PYTHONPATH") | .value)' \
     <<<"$(doc "$BATS_FILE_TMPDIR/job.yaml" RayJob)"
   assert_output "$MVP_K8S_IMAGE"$'\n'"$MVP_K8S_RUNBOOK_DIR/helpers"
-  run podman run --rm --network none "$MVP_K8S_IMAGE" sh -c \
+  run podman_run_rm 120 --network none "$MVP_K8S_IMAGE" sh -c \
     "cd $MVP_K8S_RUNBOOK_DIR && ls scripts/43_submit_jobspec.sh && PYTHONPATH=$MVP_K8S_RUNBOOK_DIR/helpers python3 -m mvp --help"
   assert_success
   assert_line scripts/43_submit_jobspec.sh
   assert_line --partial "usage: python -m mvp"
   # The image's runbook is this checkout's tracked files, as they are now, and nothing more.
-  run podman run --rm --network none "$MVP_K8S_IMAGE" sh -c \
+  run podman_run_rm 120 --network none "$MVP_K8S_IMAGE" sh -c \
     "cd $MVP_K8S_RUNBOOK_DIR && find . -type f | sed 's|^[.]/||' | LC_ALL=C sort | xargs sha256sum | sha256sum"
   assert_output "$(cd "$MVP_REPO" && git ls-files | LC_ALL=C sort | xargs sha256sum | sha256sum)"
 }

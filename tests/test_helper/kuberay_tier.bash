@@ -19,6 +19,23 @@ podman_within() (
   exec timeout "$1" podman "${@:2}"
 )
 
+# podman_run_rm SECONDS ARGS...: `podman run --rm ARGS`, killed after
+# SECONDS, and run again when podman's attach lost its race with a container
+# that ends at once (podman issue #11446: exit 125, "...attach: connection
+# reset by peer"), up to 3 times; as scripts/lib/runtime_compose.sh's run_once.
+podman_run_rm() {
+  local try rc err
+  err=$(mktemp)
+  for try in 1 2 3; do
+    rc=0
+    podman_within "$1" run --rm "${@:2}" 2>"$err" || rc=$?
+    ((rc == 125)) && grep -q '/attach: .*connection reset by peer' "$err" && ((try < 3)) || break
+  done
+  cat "$err" >&2
+  rm -f "$err"
+  return "$rc"
+}
+
 # kuberay_tier_setup NET_NAME OCTET_BASE: exports NET and PREFIX (moved by
 # MVP_TEST_SLOT), CONTAINERS_CONF, the MVP_K8S_* settings and MVP_K8S_IMAGE.
 kuberay_tier_setup() {
@@ -103,7 +120,7 @@ pod_start() {
   local init
   while IFS= read -r init; do
     mapfile -d '' ARGV < <(jq -j '.argv[] | ., "\u0000"' <<<"$init")
-    podman_within 180 run --rm "${ARGV[@]}" >/dev/null ||
+    podman_run_rm 180 "${ARGV[@]}" >/dev/null ||
       { echo "init container $(jq -r .name <<<"$init") did not end well" >&2; return 1; }
   done < <(jq -c '.init // [] | .[]' <<<"$1")
   pod_argv "$1"

@@ -372,6 +372,21 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
     --requirements /workspace/mvp/helpers/requirements.txt --verl-src /workspace/verl --image verlai/verl:vllm017.latest)"
 }
 
+@test "00_prereq_check (compose): a throwaway container that loses podman's attach race is run again; one that keeps losing it is one PROBLEM line" {
+  kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
+  MVP_STUB_ATTACH_RACE=2 run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_success
+  assert_output --partial "image verlai/verl:vllm017.latest: ray 2.60.0 and"
+  run grep -c "^docker run " "$MVP_STUB_LOG"
+  assert_output 3
+  : >"$MVP_STUB_LOG"
+  MVP_STUB_ATTACH_RACE=3 run "$MVP_REPO/scripts/00_prereq_check.sh"
+  assert_failure
+  assert_output --partial "PROBLEM: the image check could not run in verlai/verl:vllm017.latest (exit 125): Error: read unixpacket"
+  run grep -c "^docker run " "$MVP_STUB_LOG"
+  assert_output 3
+}
+
 @test "00_prereq_check (compose): an image not on this host, or no compose CLI, is one PROBLEM line each" {
   kill "$(<"$BATS_TEST_TMPDIR/dashboard.pid")"
   export MVP_STUB_NO_IMAGE=1 MVP_STUB_COMPOSE_PLUGIN=0 MVP_STUB_COMPOSE_V1=0
