@@ -107,9 +107,9 @@ run_steps() {
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
     step "$s" "$MVP_REPO/scripts/$s.sh" || return 1
   done
-  mvp::helper::run nightly inputs --run-dir "$RUN_DIR_NODE" --phase before
+  mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase before
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
-  mvp::helper::run nightly inputs --run-dir "$RUN_DIR_NODE" --phase after
+  mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase after
   mvp::log::step "step 31_snapshot_verl_code"
   local -A answer=()
   local out
@@ -149,7 +149,7 @@ control_pair() {
   local out role code sid i
   local -A plan=()
   local -a spec=() words=()
-  if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_DIR_NODE") || ! mvp::kv::read plan <<<"$out"; then
+  if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_NAME") || ! mvp::kv::read plan <<<"$out"; then
     mvp::log::warn "no control: the helper could not plan one (see $LOG)"
     return 0
   fi
@@ -164,7 +164,7 @@ control_pair() {
     [[ $role == candidate ]] || code=${plan[control_code_id]}
     mvp::log::step "control pair: the $role probe on snapshot $code ($(shown "scripts/${plan[script]}.sh" "${spec[@]}" --wait "${words[@]}"))"
     sid=$(mvp::submit::probe plan "$code" /dev/stderr)
-    mvp::helper::run nightly control --role "$role" --run-dir "$RUN_DIR_NODE" --code-id "$code" \
+    mvp::helper::run nightly control --role "$role" --run-dir "$RUN_NAME" --code-id "$code" \
       --submission-id "$sid" || mvp::log::warn "the $role probe was not recorded (see $LOG)"
   done
 }
@@ -178,7 +178,7 @@ submit_interrupted() {
   STOP_AT=0
   if [[ -z ${IDS[$RESUME_REF]:-} ]]; then
     mvp::log::warn "resume fidelity: $RESUME_REF was not submitted; $job runs uninterrupted"
-  elif out=$(mvp::helper::run nightly stop-step --run-dir "$RUN_DIR_NODE" --reference "${IDS[$RESUME_REF]}") &&
+  elif out=$(mvp::helper::run nightly stop-step --run-dir "$RUN_NAME" --reference "${IDS[$RESUME_REF]}") &&
     mvp::kv::read answer <<<"$out"; then
     STOP_AT=${answer[stop_at_step]}
   else
@@ -206,7 +206,7 @@ bisect_night() {
   [[ -n $MVP_NIGHTLY_BISECT_REPO ]] || return 0
   local out
   local -A plan=() answer=()
-  if ! out=$(mvp::helper::run bisect night --run-dir "$RUN_DIR") || ! mvp::kv::read plan <<<"$out"; then
+  if ! out=$(mvp::helper::run bisect night --run-dir "$RUN_NAME") || ! mvp::kv::read plan <<<"$out"; then
     mvp::log::warn "no bisection: the helper could not plan one (see $LOG)"
     return 0
   fi
@@ -218,7 +218,7 @@ bisect_night() {
   out=$("$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$MVP_NIGHTLY_BISECT_REPO" --good "${plan[good]}" \
     --bad "${plan[bad]}" --job "${plan[job]}") || mvp::log::warn "the bisection found no first bad commit (see $LOG)"
   mvp::kv::read answer <<<"$out" || mvp::log::warn "61's answer: $MVP_KV_ERROR"
-  [[ -z ${answer[report]:-} ]] || mvp::helper::run bisect told --run-dir "$RUN_DIR" --dir "${answer[report]}" || true
+  [[ -z ${answer[report]:-} ]] || mvp::helper::run bisect told --run-dir "$RUN_NAME" --dir "${answer[report]}" || true
 }
 
 # check_settings: reads the suite (--only) and CONTROL (--control or
@@ -289,14 +289,14 @@ judge_night() {
   # local and compose, whatever the platform named the container on ssh.
   head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
   # Retention first, so the index written by the judge shows pruned nights as such.
-  mvp::helper::run nightly retention --run-dir "$RUN_DIR_NODE" >>"$LOG" || true
-  out=$(mvp::helper::run nightly judge --run-dir "$RUN_DIR_NODE" --started "$STARTED" --code-id "$CODE_USED" \
+  mvp::helper::run nightly retention --run-dir "$RUN_NAME" >>"$LOG" || true
+  out=$(mvp::helper::run nightly judge --run-dir "$RUN_NAME" --started "$STARTED" --code-id "$CODE_USED" \
     --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || NIGHT_RC=$?
   mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
   summary=${verdict[summary]:-}
   mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
   ((NIGHT_RC == 0)) || bisect_night
-  mvp::helper::run notify --run-dir "$RUN_DIR" || mvp::log::warn "the notification step failed; see $LOG"
+  mvp::helper::run notify --run-dir "$RUN_NAME" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"
 }
@@ -325,8 +325,8 @@ main() {
   mvp::log::info "nightly $RUN_ID: jobs ${JOBS[*]}${MVP_NIGHTLY_OVERRIDES:+, overrides $MVP_NIGHTLY_OVERRIDES}"
   FAILED_STEP="" CODE_USED="" STOP_AT=0
   declare -gA IDS=()
-  # The run directory as the node that runs the helper sees it.
-  RUN_DIR_NODE=$SHARED_ROOT/${RUN_DIR#"$MVP_HOST_SHARED_DIR"/}
+  # The run directory as the helper takes it, wherever it runs: relative to the shared root.
+  RUN_NAME=$(mvp::config::shared_name "$RUN_DIR")
   run_steps || true
   judge_night "$regressions"
   ((NIGHT_RC == 0)) || return 1

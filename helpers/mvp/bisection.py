@@ -382,14 +382,14 @@ def night_plan(run_dir: Path, settings) -> dict:
 def told(args, settings) -> int:
     """The bisection's outcome beside the night's report (bisection.json), for the mail."""
     state = load(Path(args.dir))
-    fsutil.write_json(Path(args.run_dir) / "bisection.json",
+    fsutil.write_json(settings.layout.named(args.run_dir) / "bisection.json",
                       {"line": outcome_line(state), "first_bad": (state.get("outcome") or {}).get("first_bad"),
                        "report": str(Path(args.dir) / "report.md")})
     return 0
 
 
 def night(args, settings) -> int:
-    kv.emit(*night_plan(Path(args.run_dir), settings).items())
+    kv.emit(*night_plan(settings.layout.named(args.run_dir), settings).items())
     return 0
 
 

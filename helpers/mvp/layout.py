@@ -4,6 +4,8 @@ unit test keeps the two equal); bash reads paths from that file through
 mvp::config::layout, so no path is spelled twice."""
 from pathlib import Path
 
+from .errors import MvpError
+
 # (name, path relative to the shared root, what it holds): 00_prereq_check.sh
 # creates every one of these that is missing.
 DIRECTORIES = (
@@ -53,6 +55,14 @@ class Layout:
             return self.root / _PATHS[name]
         except KeyError:
             raise AttributeError(name) from None
+
+    def named(self, name: str, flag: str = "--run-dir") -> Path:
+        """The path of NAME, given relative to the shared root (regressions/<run id>):
+        callers name what they mean and this side, host or node, knows where its root is."""
+        rel = Path(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise MvpError(f"{flag} {name!r}: give it relative to the shared root, as regressions/<run id>")
+        return self.root / rel
 
     def job(self, submission_id: str) -> Path:
         return self.root / _PATHS["jobs"] / submission_id

@@ -162,7 +162,7 @@ def main(args, settings) -> int:
     if args.check:
         check_settings(settings)
         return 0
-    run_dir = Path(args.run_dir)
+    run_dir = settings.layout.named(args.run_dir)
     record = run_dir / "notified.json"
     if record.exists():
         print(f"SKIP: this night was told already ({record})", file=sys.stderr)

@@ -269,6 +269,20 @@ mvp::config::init() {
   [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::log::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
 }
 
+# mvp::config::shared_name HOST_PATH: a path under this host's shared dir as
+# its name relative to the shared root (regressions/<run id>), the form the
+# helper takes and resolves on whichever side it runs; mvp::config::node_path
+# HOST_PATH: the same path as the nodes see it. The one host<->node mapping.
+mvp::config::shared_name() {
+  [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
+  echo "${1#"$MVP_HOST_SHARED_DIR"/}"
+}
+mvp::config::node_path() {
+  local name
+  name=$(mvp::config::shared_name "$1") || exit
+  echo "$SHARED_ROOT/$name"
+}
+
 # mvp::config::layout NAME: the host's path of the shared-root directory NAME, from
 # shared-layout.txt (generated from helpers/mvp/layout.py).
 mvp::config::layout() {

@@ -7,6 +7,7 @@
 setup() {
   load ../test_helper/common
   RUN=$BATS_TEST_TMPDIR/regressions/nightly-20261125T023000Z
+  export SHARED_ROOT=$BATS_TEST_TMPDIR
   mkdir -p "$RUN"
   night false
   export MVP_NIGHTLY_NOTIFY_ON=failure MVP_NIGHTLY_MAIL_TO="" MVP_NIGHTLY_SENDMAIL=/usr/sbin/sendmail
@@ -47,12 +48,12 @@ notify() {
 
 @test "notify: a failed night is POSTed once as JSON (text, run_id, failed jobs and checks, report); a second call sends nothing" {
   receiver 0
-  notify --run-dir "$RUN"
+  notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "notified by webhook (1 try)"
   run jq -c '[.path, .type, (.body | fromjson | [.text, .run_id, .passed, .failed, .report])]' "$BATS_TEST_TMPDIR/posts"
   assert_output "[\"/hooks/$SECRET\",\"application/json\",[\"NIGHTLY FAIL nightly-20261125T023000Z: 1/2 jobs failed: grpo [regression]\\n$RUN/report.html\",\"nightly-20261125T023000Z\",false,[{\"job\":\"grpo\",\"checks\":[\"regression\"]}],\"$RUN/report.html\"]]"
-  notify --run-dir "$RUN"
+  notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "SKIP: this night was told already ($RUN/notified.json)"
   [[ $(wc -l <"$BATS_TEST_TMPDIR/posts") == 1 ]]
@@ -61,7 +62,7 @@ notify() {
 
 @test "notify: a webhook answering HTTP 500 twice gets the message on the 3rd try; one that always fails is tried MVP_NIGHTLY_NOTIFY_TRIES times, one WARNING, exit 0" {
   receiver 2
-  notify --run-dir "$RUN"
+  notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "notified by webhook (3 tries)"
   run jq -r '.status' "$BATS_TEST_TMPDIR/posts"
@@ -69,7 +70,7 @@ notify() {
   kill "$RECEIVER_PID"; rm -f "$BATS_TEST_TMPDIR/posts" "$BATS_TEST_TMPDIR/port" "$RUN/notified.json"
   receiver 99
   SECONDS=0
-  MVP_NIGHTLY_NOTIFY_TRIES=4 notify --run-dir "$RUN"
+  MVP_NIGHTLY_NOTIFY_TRIES=4 notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "WARNING: webhook notification failed after 4 tries: HTTP 500"
   [[ $(wc -l <"$BATS_TEST_TMPDIR/posts") == 4 ]]
@@ -79,7 +80,7 @@ notify() {
 
 @test "notify: the webhook URL's secret is in no log line, notified.json or argv, even when the host refuses the connection" {
   (umask 077 && echo "http://127.0.0.1:9/hooks/$SECRET" >"$BATS_TEST_TMPDIR/url")
-  MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url MVP_NIGHTLY_NOTIFY_TRIES=2 notify --run-dir "$RUN"
+  MVP_NIGHTLY_WEBHOOK_URL_FILE=$BATS_TEST_TMPDIR/url MVP_NIGHTLY_NOTIFY_TRIES=2 notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   [[ $stderr == "WARNING: webhook notification failed after 2 tries: [Errno 111] Connection refused" ]]
   run grep -rl "$SECRET" "$RUN"
@@ -93,7 +94,7 @@ notify() {
   local sendmail=$BATS_TEST_TMPDIR/sendmail
   printf '#!/bin/sh\necho "$@" >"%s/argv"\ncat >"%s/mail"\n' "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR" >"$sendmail"
   chmod +x "$sendmail"
-  MVP_NIGHTLY_MAIL_TO="ops@example.com oncall@example.com" MVP_NIGHTLY_SENDMAIL=$sendmail notify --run-dir "$RUN"
+  MVP_NIGHTLY_MAIL_TO="ops@example.com oncall@example.com" MVP_NIGHTLY_SENDMAIL=$sendmail notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "notified by mail (1 try)"
   assert_equal "$(<"$BATS_TEST_TMPDIR/argv")" "-t -oi"
@@ -103,19 +104,19 @@ notify() {
   # A sendmail that fails is tried again, then named.
   printf '#!/bin/sh\necho "queue full" >&2\nexit 75\n' >"$sendmail"
   rm "$RUN/notified.json"
-  MVP_NIGHTLY_MAIL_TO=ops@example.com MVP_NIGHTLY_SENDMAIL=$sendmail MVP_NIGHTLY_NOTIFY_TRIES=2 notify --run-dir "$RUN"
+  MVP_NIGHTLY_MAIL_TO=ops@example.com MVP_NIGHTLY_SENDMAIL=$sendmail MVP_NIGHTLY_NOTIFY_TRIES=2 notify --run-dir regressions/nightly-20261125T023000Z
   assert_equal "$stderr" "WARNING: mail notification failed after 2 tries: sendmail exited 75: queue full"
 }
 
 @test "notify: a night that passed tells nobody with MVP_NIGHTLY_NOTIFY_ON=failure, and is told with always" {
   night true
   receiver 0
-  notify --run-dir "$RUN"
+  notify --run-dir regressions/nightly-20261125T023000Z
   assert_success
   assert_equal "$stderr" "SKIP: no notification: the night passed and MVP_NIGHTLY_NOTIFY_ON=failure"
   [[ ! -e $BATS_TEST_TMPDIR/posts ]]
   rm "$RUN/notified.json"
-  MVP_NIGHTLY_NOTIFY_ON=always notify --run-dir "$RUN"
+  MVP_NIGHTLY_NOTIFY_ON=always notify --run-dir regressions/nightly-20261125T023000Z
   assert_equal "$stderr" "notified by webhook (1 try)"
   jq -e '.body | fromjson | .passed == true and .failed == []' "$BATS_TEST_TMPDIR/posts"
 }

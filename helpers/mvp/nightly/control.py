@@ -131,7 +131,7 @@ def cite(report: dict) -> None:
 
 
 def main(args, settings) -> int:
-    run_dir = Path(args.run_dir)
+    run_dir = settings.layout.named(args.run_dir)
     if args.role == "plan":
         kv.emit(*plan(run_dir, settings).items())
     else:

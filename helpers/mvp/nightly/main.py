@@ -116,7 +116,7 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
 
 
 def main(args, settings) -> int:
-    run_dir = Path(args.run_dir)
+    run_dir = settings.layout.named(args.run_dir)
     regressions = run_dir.parent
     if args.step == "inputs":
         record_inputs(run_dir, args.phase, settings)
