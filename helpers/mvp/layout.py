@@ -4,8 +4,6 @@ unit test keeps the two equal); bash reads paths from that file through
 mvp::config::layout, so no path is spelled twice."""
 from pathlib import Path
 
-from .errors import MvpError
-
 # (name, path relative to the shared root, what it holds): 00_prereq_check.sh
 # creates every one of these that is missing.
 DIRECTORIES = (
@@ -61,6 +59,7 @@ class Layout:
         callers name what they mean and this side, host or node, knows where its root is."""
         rel = Path(name)
         if not name or rel.is_absolute() or ".." in rel.parts:
+            from .errors import MvpError  # here: the job's worker loads this file as a top-level module
             raise MvpError(f"{flag} {name!r}: give it relative to the shared root, as regressions/<run id>")
         return self.root / rel
 
