@@ -27,8 +27,11 @@ def _pairs(value: str) -> dict:
     return dict(word.split("=", 1) for word in value.split())
 
 
-# The contract's types, as the helper reads them.
+# The contract's types, as the helper reads them. Their check is bash's
+# (scripts/lib/config.sh, mvp::config::check_types, before any helper runs):
+# each converts every value that check lets through (settings_contract.bats).
 CONVERT = {"text": str, "word": str, "one-of": str, "ipv4": str, "file": str, "path": Path,
+           "abspath": Path, "name": str, "dns": str, "size": str,
            "int": int, "seconds": float, "flag": _flag, "words": _words, "pairs": _pairs,
            "url": lambda v: v.rstrip("/")}
 KINDS = ("setting", "env", "internal")
@@ -165,6 +168,16 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _internal_doc(e: Entry) -> str:
+    """An internal name's line: its doc, then its value per runtime where
+    the contract gives one (what the runtime does not compute itself)."""
+    doc = " ".join(e.doc)
+    if not e.derived:
+        return doc
+    values = "; ".join(f"{'otherwise' if when == '*' else when}: {_code(value)}" for when, value in e.derived)
+    return f"{doc} Per runtime: {values}."
+
+
 def markdown(entries: list) -> str:
     """docs/settings.md: one table per section of the contract."""
     out = ["# Settings", "",
@@ -189,7 +202,7 @@ def markdown(entries: list) -> str:
             "Variables the scripts and helpers set for themselves; a value you give them is not honoured.",
             "They are declared so that the contract test can refuse any other `MVP_*` name.", "",
             "| Name | What it is |", "|---|---|"]
-    out += [f"| `{e.name}` | {_cell(' '.join(e.doc))} |" for e in entries if e.kind == "internal"]
+    out += [f"| `{e.name}` | {_cell(_internal_doc(e))} |" for e in entries if e.kind == "internal"]
     return "\n".join(out) + "\n"
 
 
