@@ -129,6 +129,22 @@ class Settings:
         except ValueError:
             raise MvpError(f"{variable}='{value}' is not valid here; fix it in your config") from None
 
+    def text(self, variable: str) -> str:
+        """The setting VARIABLE as it was passed, unconverted (what a rendered
+        pod's environment gets): one the contract marks `helper`."""
+        if variable not in self.variables():
+            raise MvpError(f"{variable} is not a setting the helper gets; mark it `helper` in config/settings.contract")
+        try:
+            return os.environ[variable]
+        except KeyError:
+            raise MvpError(f"setting {variable} was not passed to the helper; run it through the scripts "
+                           "(scripts/lib/helper.sh passes every setting)") from None
+
+    @staticmethod
+    def variables() -> list:
+        """The variables of every setting the helper gets, sorted."""
+        return sorted(variable for variable, _ in fields().values())
+
     @property
     def layout(self) -> Layout:
         return Layout(self.shared_root)
