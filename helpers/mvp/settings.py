@@ -51,14 +51,14 @@ class Entry:
 def read_contract(path: Path = CONTRACT) -> list:
     """The contract's entries, in order. A line it does not know is an error
     with its line number (config.sh refuses the same lines)."""
-    entries, section, entry = [], "", None
+    entries, section, entry, fresh = [], "", None, False
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line or line.startswith("#"):
             continue
         if line.startswith("== "):
             section = line[3:].strip()
         elif not line.startswith(" "):
-            entry = Entry(line.strip(), section)
+            entry, fresh = Entry(line.strip(), section), True
             entries.append(entry)
         else:
             key, _, value = line.strip().partition(" ")
@@ -66,6 +66,7 @@ def read_contract(path: Path = CONTRACT) -> list:
             base = key.split(".", 1)[0]
             if entry is None or base not in KEYS:
                 raise MvpError(f"{path}:{n}: '{line.strip()}' is not a KEY VALUE line of the contract")
+            fresh, first = False, fresh
             if key.startswith("default."):
                 entry.derived.append((key[len("default."):], value))
             elif key == "default":
@@ -78,8 +79,9 @@ def read_contract(path: Path = CONTRACT) -> list:
                 if rest:
                     entry.source = rest[-1]
             elif key == "kind":
-                if value not in KINDS:
-                    raise MvpError(f"{path}:{n}: kind '{value}' is not one of {', '.join(KINDS)}")
+                if value not in KINDS or not first:
+                    raise MvpError(f"{path}:{n}: kind '{value}' is not one of {', '.join(KINDS)} on the entry's first "
+                                   "line (config.sh places each line by the kind read before it)")
                 entry.kind = value
             else:
                 setattr(entry, key, value)

@@ -30,9 +30,12 @@ mvp::config::source_file() {
 #   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
 # A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
 # printf -v from a file: refused, as is a line the format does not know.
+# An entry's kind, when given, is its first line (settings.py refuses any
+# other order), so each line is placed as it is read: one pass, no function
+# per entry.
 mvp::config::read_contract() {
-  local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting type=""
-  local -a lines=() rules=()
+  local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting
+  local -a lines=()
   MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_COMPUTED=() MVP_CONTRACT_TYPES=()
   MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
   declare -gA MVP_CONTRACT_DEFAULT_OF=()
@@ -40,22 +43,24 @@ mvp::config::read_contract() {
   lines+=("END")
   for line in "${lines[@]}"; do
     case $line in
-      "  doc"*|"#"*|"=="*|"") continue ;;
-      "  type "*) type=${line#  type} type=${type#"${type%%[! ]*}"} ;;
+      "  doc"*|"  secret "*|"#"*|"=="*|"") continue ;;
+      "  type "*)
+        [[ $kind == internal || $name == *"*"* ]] && continue
+        value=${line#  type} MVP_CONTRACT_TYPES+=("$name ${value#"${value%%[! ]*}"}") ;;
       "  default "*|"  default")
         value=${line#  default} value=${value#"${value%%[! ]*}"}
         MVP_CONTRACT_DEFAULT_OF[$name]=$value
         MVP_CONTRACT_DEFAULTS+=("$name=$value") ;;
       "  default."[a-z*]*)
         value=${line#  default.} when=${line#  default.} when=${when%% *} value=${value#"$when"}
-        rules+=("$name $when ${value#"${value%%[! ]*}"}") ;;
+        value="$name $when ${value#"${value%%[! ]*}"}"
+        if [[ $kind == internal ]]; then MVP_CONTRACT_COMPUTED+=("$value"); else MVP_CONTRACT_DERIVED+=("$value"); fi ;;
       "  helper "*)
         value=${line##* }
         case $line in *" from "*) ;; *) value=$name ;; esac
         case $value in *[!A-Z0-9_]*|[!A-Z_]*) mvp::config::contract_error "$file" "$line" "helper takes ATTR [from VARIABLE]" ;; esac
         MVP_CONTRACT_HELPER+=("$name=$value") ;;
       "  kind "*) kind=${line##* } ;;
-      "  secret "*) ;;
       *)
         case $line in
           END|SHARED_ROOT|CODE_ID|MVP_[A-Z0-9_*]*)
@@ -63,24 +68,10 @@ mvp::config::read_contract() {
           " "*) mvp::config::contract_error "$file" "$line" "not a KEY VALUE line of the contract" ;;
           *) mvp::config::contract_error "$file" "$line" "not a setting's name (MVP_*, SHARED_ROOT, CODE_ID)" ;;
         esac
-        mvp::config::contract_entry
-        name=$line kind=setting type="" rules=() ;;
+        [[ -n $name && $kind == setting ]] && MVP_CONTRACT_SETTINGS+=("$name")
+        name=$line kind=setting ;;
     esac
   done
-}
-
-# The entry read_contract has just read (its locals, Bash's dynamic scope):
-# its rules go to the settings' or the internal names' list, a setting's
-# (or env's) type to MVP_CONTRACT_TYPES; a family (NAME*) has no one value.
-mvp::config::contract_entry() {
-  [[ -n $name ]] || return 0
-  if [[ $kind == internal ]]; then
-    MVP_CONTRACT_COMPUTED+=(${rules[@]+"${rules[@]}"})
-    return 0
-  fi
-  MVP_CONTRACT_DERIVED+=(${rules[@]+"${rules[@]}"})
-  [[ -z $type || $name == *"*"* ]] || MVP_CONTRACT_TYPES+=("$name $type")
-  [[ $kind != setting ]] || MVP_CONTRACT_SETTINGS+=("$name")
 }
 
 # mvp::config::contract_error FILE LINE WHAT: the one ERROR line, with the

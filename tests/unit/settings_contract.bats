@@ -250,3 +250,19 @@ of_type() {
   MVP_LOG_SYNC_SECONDS=1.5 run bash -c 'source "$1/scripts/lib/common.sh"; MVP_QUIET_CONFIG=1 mvp::config::init; echo "$MVP_LOG_SYNC_SECONDS"' _ "$MVP_REPO"
   assert_output "1.5"
 }
+
+@test "settings: an entry's kind is its first line (config.sh places each line by it in one pass); a kind after its type is refused with the line" {
+  local tree n
+  tree=$(copy_tree)
+  python3 - "$tree/config/settings.contract" <<'PY'
+import sys
+from pathlib import Path
+p = Path(sys.argv[1])
+t = p.read_text()
+p.write_text(t.replace("MVP_STOP_AT_STEP\n  kind     internal\n  type     word\n", "MVP_STOP_AT_STEP\n  type     word\n  kind     internal\n"))
+PY
+  n=$(grep -n -A2 '^MVP_STOP_AT_STEP$' "$tree/config/settings.contract" | grep 'kind' | cut -d- -f1)
+  run env PYTHONPATH="$tree/helpers" python3 -m mvp settings --markdown
+  assert_failure
+  assert_output --partial "settings.contract:$n: kind 'internal' is not one of setting, env, internal on the entry's first line"
+}
