@@ -205,7 +205,9 @@ def markdown(entries: list) -> str:
            "the environment, the flags (`--runtime`, `--shared-root`, `--config`, `--dry-run`). A value still empty",
            "after that gets the default for its runtime (or `MVP_TRAINER_PROFILE`), else the one marked",
            "\"otherwise\"; `{NAME}` in a default is NAME's value (`{MVP_REPO}`: this repo's directory).",
-           "A secret is never printed, logged or put on a command line; *secret file*: the file it names holds one."]
+           "A secret is never printed, logged or put on a command line; *secret file*: the file it names holds one.",
+           "Every script checks each value against its type (the contract's header says what each type takes) before",
+           "it does anything: a wrong one is one `ERROR:` line naming the setting and what it must be."]
     section = None
     for e in entries:
         if e.kind == "internal":
