@@ -228,13 +228,10 @@ check_settings() {
   local only=${MVP_FLAG[--only]:-}
   [[ -n $only || -z ${MVP_FLAG[--only]+set} ]] || mvp::log::die "--only needs a list, e.g. --only ppo,sft"
   read_suite "$only"
+  # MVP_NIGHTLY_CONTROL and MVP_NIGHTLY_KEEP are of their contract types
+  # (flag; int 1..): config.sh checked them.
   CONTROL=$MVP_NIGHTLY_CONTROL
   [[ ${MVP_FLAG[--control]:-0} != 1 ]] || CONTROL=1
-  if [[ ! $CONTROL =~ ^[01]$ ]]; then
-    echo "ERROR: MVP_NIGHTLY_CONTROL='$CONTROL' must be 0 or 1 (1: a same-night control; or give --control)" >&2
-    exit 2
-  fi
-  [[ $MVP_NIGHTLY_KEEP =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_NIGHTLY_KEEP='$MVP_NIGHTLY_KEEP' must be a whole number >= 1"
   # The judge's and the notification's settings: wrong ones fail now, not at the night's end.
   mvp::helper::run notify --check
 }

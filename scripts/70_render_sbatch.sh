@@ -43,17 +43,12 @@ resolve_script() {
 
 sbatch_line() { printf '#SBATCH %s\n' "$1"; }
 
-# slurm_minutes JOBS: the default --time, in minutes.
-slurm_minutes() { echo $(((${1} * MVP_JOB_TIMEOUT + 59) / 60 + 15)); }
-
-# check_slurm_settings GPUS: GPUS (MVP_SLURM_GPUS_PER_NODE) and the CPU
-# counts are whole numbers, or one ERROR line.
-check_slurm_settings() {
-  local gpus=$1
-  [[ $gpus =~ ^[0-9]+$ ]] || mvp::log::die "MVP_SLURM_GPUS_PER_NODE='$gpus' must be a whole number"
-  [[ $MVP_SLURM_HEAD_CPUS =~ ^[1-9][0-9]*$ ]] || mvp::log::die "MVP_SLURM_HEAD_CPUS='$MVP_SLURM_HEAD_CPUS' must be a whole number >= 1"
-  [[ -z $MVP_SLURM_WORKER_CPUS || $MVP_SLURM_WORKER_CPUS =~ ^[1-9][0-9]*$ ]] ||
-    mvp::log::die "MVP_SLURM_WORKER_CPUS='$MVP_SLURM_WORKER_CPUS' must be empty or a whole number >= 1"
+# slurm_minutes JOBS: the default --time, in minutes (MVP_JOB_TIMEOUT is
+# seconds, a fraction of one counting as a whole one).
+slurm_minutes() {
+  local s=${MVP_JOB_TIMEOUT%.*}
+  [[ $s == "$MVP_JOB_TIMEOUT" ]] || ((++s))
+  echo $(((${1} * s + 59) / 60 + 15))
 }
 
 # sbatch_directives NAME JOBS OUT_DIR GPUS: the #SBATCH lines, the head's
@@ -89,7 +84,6 @@ render() {
   elif [[ " ${args[*]} " != *" --wait "* ]]; then
     args+=(--wait)
   fi
-  check_slurm_settings "$gpus"
   local i
   # Files named on the command line are read inside the job, from another directory.
   for i in "${!args[@]}"; do

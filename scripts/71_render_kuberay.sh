@@ -44,13 +44,9 @@ main() {
     *) mvp::log::die "'$what' is not something to render; use cluster, job JOBSPEC or nightly" ;;
   esac
   args+=(--ray-config-text "$(<"$MVP_REPO/templates/configs/dev.yaml")")
-  # The renderer reads these beyond what every helper command gets: the
-  # submitter pod's settings (the contract's MVP_K8S_POD_SETTINGS).
-  # (The nightly's pod gets every MVP_NIGHTLY_* setting, and the sources 30 and 31 read.)
-  local pod_settings=()
-  read -r -a pod_settings <<<"$MVP_K8S_POD_SETTINGS"
-  export "${!MVP_K8S_@}" "${!MVP_NIGHTLY_@}" "${pod_settings[@]}" MVP_KUBERAY_VERSION MVP_IMAGE CODE_ID \
-    MVP_VERL_SRC MVP_MODEL_SOURCE
+  # The renderer reads its settings as every helper command does: those the
+  # contract marks `helper` (the MVP_K8S_* ones, MVP_K8S_POD_SETTINGS' list,
+  # every MVP_NIGHTLY_*), passed by mvp::helper::run.
   local tmp
   tmp=$(mktemp "${out:-${TMPDIR:-/tmp}/mvp-kuberay}.XXXXXX")
   MVP_RENDER_TMP=$tmp

@@ -62,11 +62,9 @@ def webhook_url(path: str) -> str:
 
 
 def check_settings(settings) -> None:
+    """What the settings' contract types cannot say (MVP_NIGHTLY_NOTIFY_ON's
+    one-of and MVP_NIGHTLY_NOTIFY_TRIES' int 1.. are checked by config.sh)."""
     _history_settings(settings)
-    if settings.nightly_notify_on not in ("failure", "always"):
-        raise MvpError(f"MVP_NIGHTLY_NOTIFY_ON='{settings.nightly_notify_on}' must be failure or always")
-    if settings.nightly_notify_tries < 1 or settings.nightly_notify_pause_s < 0:
-        raise MvpError("MVP_NIGHTLY_NOTIFY_TRIES must be >= 1 and MVP_NIGHTLY_NOTIFY_PAUSE_S >= 0")
     sendmail = settings.nightly_sendmail
     if settings.nightly_mail_to and not (os.path.isfile(sendmail) and os.access(sendmail, os.X_OK)):
         raise MvpError(f"MVP_NIGHTLY_MAIL_TO is set but MVP_NIGHTLY_SENDMAIL={sendmail} is not an executable; "

@@ -27,6 +27,7 @@ here in one line, nothing written: a field newer than MVP_KUBERAY_VERSION,
 any release but the one whose rules are ported (kuberay_rules.py), and what
 those rules refuse; so is an image known to lack the runbook."""
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -52,46 +53,36 @@ FIELDS_SINCE = (
 # verl's own images, which hold no runbook (the pods run it from MVP_K8S_RUNBOOK_DIR).
 UPSTREAM_IMAGES = ("verlai/verl", "docker.io/verlai/verl", "index.docker.io/verlai/verl")
 class K8s:
-    """The MVP_K8S_* settings (scripts/71_render_kuberay.sh passes them)."""
+    """The settings the renderer reads, from the one settings object (the
+    contract's MVP_K8S_* and the topology; scripts/lib/helper.sh passes every
+    one, checked against its contract type)."""
 
-    def __init__(self, env: dict):
-        def need(name: str) -> str:
-            if name not in env:
-                raise MvpError(f"setting {name} was not passed; run scripts/71_render_kuberay.sh")
-            return env[name]
-        self.env = env
-        self.namespace = need("MVP_K8S_NAMESPACE")
-        self.image = need("MVP_K8S_IMAGE")  # empty: the image 72 builds, resolved by config.sh from the contract
-        self.ray_version = need("MVP_K8S_RAY_VERSION")
-        self.kuberay = _version(need("MVP_KUBERAY_VERSION"))
-        self.pvc = need("MVP_K8S_PVC")
-        self.pvc_size = need("MVP_K8S_PVC_SIZE")
-        self.storage_class = need("MVP_K8S_STORAGE_CLASS")
-        self.runbook_dir = need("MVP_K8S_RUNBOOK_DIR").rstrip("/")
-        self.auth = need("MVP_K8S_AUTH") == "1"
-        self.ttl = _int(need("MVP_K8S_TTL_SECONDS"), "MVP_K8S_TTL_SECONDS")
-        self.start_margin = _int(need("MVP_K8S_START_SECONDS"), "MVP_K8S_START_SECONDS")
-        self.schedule = need("MVP_K8S_SCHEDULE")
-        self.time_zone = need("MVP_K8S_TIME_ZONE")
-        self.nightly_only = need("MVP_K8S_NIGHTLY_ONLY")
-        self.head_cpus = need("MVP_K8S_HEAD_CPUS")
-        self.head_memory = need("MVP_K8S_HEAD_MEMORY")
-        self.worker_cpus = need("MVP_K8S_WORKER_CPUS")
-        self.worker_memory = need("MVP_K8S_WORKER_MEMORY")
-        self.shm_size = need("MVP_K8S_SHM_SIZE")
-        self.workers = _int(need("MVP_WORKERS"), "MVP_WORKERS")
-        self.gpus = _int(need("MVP_GPUS_PER_WORKER"), "MVP_GPUS_PER_WORKER")
-        self.job_timeout = _int(need("MVP_JOB_TIMEOUT"), "MVP_JOB_TIMEOUT")
-        self.host_shared_root = need("SHARED_ROOT").rstrip("/")
+    def __init__(self, settings):
+        self.namespace = settings.k8s_namespace
+        self.image = settings.k8s_image  # empty: the image 72 builds, resolved by config.sh from the contract
+        self.ray_version = settings.k8s_ray_version
+        self.kuberay = _version(settings.kuberay_version)
+        self.pvc, self.pvc_size = settings.k8s_pvc, settings.k8s_pvc_size
+        self.storage_class = settings.k8s_storage_class
+        self.runbook_dir = str(settings.k8s_runbook_dir).rstrip("/")
+        self.auth = settings.k8s_auth
+        self.ttl, self.start_margin = settings.k8s_ttl_seconds, settings.k8s_start_seconds
+        self.schedule, self.time_zone = settings.k8s_schedule, settings.k8s_time_zone
+        self.nightly_only = settings.text("MVP_K8S_NIGHTLY_ONLY")
+        self.head_cpus, self.head_memory = settings.k8s_head_cpus, settings.k8s_head_memory
+        self.worker_cpus, self.worker_memory = settings.k8s_worker_cpus, settings.k8s_worker_memory
+        self.shm_size = settings.k8s_shm_size
+        self.workers, self.gpus = settings.workers, settings.gpus_per_worker
+        # Seconds, a fraction counting as a whole one (a deadline is whole seconds).
+        self.job_timeout = math.ceil(settings.job_timeout)
+        self.host_shared_root = str(settings.shared_root).rstrip("/")
         # The settings the helper needs, as the submitter pod sees them: the
-        # contract's list (MVP_K8S_POD_SETTINGS), which 71 also exports.
-        self.settings = {name: need(name) for name in need("MVP_K8S_POD_SETTINGS").split()}
-
-
-def _int(value: str, name: str) -> int:
-    if not re.fullmatch(r"[0-9]+", value or ""):
-        raise MvpError(f"{name}='{value}' must be a whole number")
-    return int(value)
+        # contract's list (MVP_K8S_POD_SETTINGS); and the nightly pod's, every
+        # MVP_NIGHTLY_* setting and the sources 30 and 31 read, as passed.
+        self.settings = {name: settings.text(name) for name in settings.k8s_pod_settings}
+        self.nightly = {name: settings.text(name) for name in settings.variables()
+                        if name.startswith("MVP_NIGHTLY_") and name not in self.settings}
+        self.sources = {name: settings.text(name) for name in ("CODE_ID", "MVP_VERL_SRC", "MVP_MODEL_SOURCE")}
 
 
 def _version(text: str) -> tuple:
@@ -257,7 +248,7 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
            {"name": "MVP_RAY_CONFIG_TEXT", "value": yaml.safe_dump(cfg, sort_keys=False)},
            {"name": "SHARED_ROOT", "value": POD_SHARED_ROOT}, {"name": "MVP_RUNTIME", "value": "kuberay"},
            {"name": "MVP_HEAD_IP", "value": ""}, {"name": "MVP_WORKER_IPS", "value": ""},
-           {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
+           {"name": "MVP_HEAD_NODE", "value": "ray-head"}, {"name": "CODE_ID", "value": k.sources["CODE_ID"]},
            {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},
            {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""}, {"name": "MVP_NODE_SSH", "value": ""},
            {"name": "MVP_JOB_ENV_NAMES", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"},
@@ -365,14 +356,13 @@ def _nightly_env(k: K8s, cluster: str) -> list:
            {"name": "MVP_K8S_HEAD_SERVICE", "value": f"{cluster}-head-svc"},
            # As the RayJob's submitter names its cluster: kuberay@<RayCluster>.
            {"name": "MVP_CLUSTER_NAME", "value": f"kuberay@{cluster}"},
-           {"name": "CODE_ID", "value": k.env.get("CODE_ID", "")},
-           {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.env.get("MVP_VERL_SRC", ""))},
-           {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.env.get("MVP_MODEL_SOURCE", ""))},
+           {"name": "CODE_ID", "value": k.sources["CODE_ID"]},
+           {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.sources["MVP_VERL_SRC"])},
+           {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.sources["MVP_MODEL_SOURCE"])},
            # The pod's own image, as rendered: what the night's jobs record (fingerprint.py).
            {"name": "MVP_K8S_IMAGE", "value": k.image}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
-    env += [{"name": n, "value": _pod_path(k, v)} for n, v in sorted(k.env.items())
-            if n.startswith("MVP_NIGHTLY_") and n not in k.settings]
+    env += [{"name": n, "value": _pod_path(k, v)} for n, v in k.nightly.items()]
     if k.auth:
         # The token KubeRay keeps for the cluster (common/pod.go
         # SetContainerTokenAuthEnvVars: the Secret named after the cluster,
@@ -411,8 +401,7 @@ def nightly_cronjob(k: K8s, settings) -> dict:
 
 
 def main(args, settings) -> int:
-    import os
-    k = K8s(dict(os.environ))
+    k = K8s(settings)
     check_image(k)
     cfg_text = args.ray_config_text
     # Every file starts with the shared volume's claim: `kubectl apply -f`

@@ -27,8 +27,11 @@ def _pairs(value: str) -> dict:
     return dict(word.split("=", 1) for word in value.split())
 
 
-# The contract's types, as the helper reads them.
+# The contract's types, as the helper reads them. Their check is bash's
+# (scripts/lib/config.sh, mvp::config::check_types, before any helper runs):
+# each converts every value that check lets through (settings_contract.bats).
 CONVERT = {"text": str, "word": str, "one-of": str, "ipv4": str, "file": str, "path": Path,
+           "abspath": Path, "name": str, "dns": str, "size": str,
            "int": int, "seconds": float, "flag": _flag, "words": _words, "pairs": _pairs,
            "url": lambda v: v.rstrip("/")}
 KINDS = ("setting", "env", "internal")
@@ -48,14 +51,14 @@ class Entry:
 def read_contract(path: Path = CONTRACT) -> list:
     """The contract's entries, in order. A line it does not know is an error
     with its line number (config.sh refuses the same lines)."""
-    entries, section, entry = [], "", None
+    entries, section, entry, fresh = [], "", None, False
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line or line.startswith("#"):
             continue
         if line.startswith("== "):
             section = line[3:].strip()
         elif not line.startswith(" "):
-            entry = Entry(line.strip(), section)
+            entry, fresh = Entry(line.strip(), section), True
             entries.append(entry)
         else:
             key, _, value = line.strip().partition(" ")
@@ -63,6 +66,7 @@ def read_contract(path: Path = CONTRACT) -> list:
             base = key.split(".", 1)[0]
             if entry is None or base not in KEYS:
                 raise MvpError(f"{path}:{n}: '{line.strip()}' is not a KEY VALUE line of the contract")
+            fresh, first = False, fresh
             if key.startswith("default."):
                 entry.derived.append((key[len("default."):], value))
             elif key == "default":
@@ -75,8 +79,9 @@ def read_contract(path: Path = CONTRACT) -> list:
                 if rest:
                     entry.source = rest[-1]
             elif key == "kind":
-                if value not in KINDS:
-                    raise MvpError(f"{path}:{n}: kind '{value}' is not one of {', '.join(KINDS)}")
+                if value not in KINDS or not first:
+                    raise MvpError(f"{path}:{n}: kind '{value}' is not one of {', '.join(KINDS)} on the entry's first "
+                                   "line (config.sh places each line by the kind read before it)")
                 entry.kind = value
             else:
                 setattr(entry, key, value)
@@ -126,6 +131,22 @@ class Settings:
         except ValueError:
             raise MvpError(f"{variable}='{value}' is not valid here; fix it in your config") from None
 
+    def text(self, variable: str) -> str:
+        """The setting VARIABLE as it was passed, unconverted (what a rendered
+        pod's environment gets): one the contract marks `helper`."""
+        if variable not in self.variables():
+            raise MvpError(f"{variable} is not a setting the helper gets; mark it `helper` in config/settings.contract")
+        try:
+            return os.environ[variable]
+        except KeyError:
+            raise MvpError(f"setting {variable} was not passed to the helper; run it through the scripts "
+                           "(scripts/lib/helper.sh passes every setting)") from None
+
+    @staticmethod
+    def variables() -> list:
+        """The variables of every setting the helper gets, sorted."""
+        return sorted(variable for variable, _ in fields().values())
+
     @property
     def layout(self) -> Layout:
         return Layout(self.shared_root)
@@ -165,6 +186,16 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _internal_doc(e: Entry) -> str:
+    """An internal name's line: its doc, then its value per runtime where
+    the contract gives one (what the runtime does not compute itself)."""
+    doc = " ".join(e.doc)
+    if not e.derived:
+        return doc
+    values = "; ".join(f"{'otherwise' if when == '*' else when}: {_code(value)}" for when, value in e.derived)
+    return f"{doc} Per runtime: {values}."
+
+
 def markdown(entries: list) -> str:
     """docs/settings.md: one table per section of the contract."""
     out = ["# Settings", "",
@@ -174,7 +205,9 @@ def markdown(entries: list) -> str:
            "the environment, the flags (`--runtime`, `--shared-root`, `--config`, `--dry-run`). A value still empty",
            "after that gets the default for its runtime (or `MVP_TRAINER_PROFILE`), else the one marked",
            "\"otherwise\"; `{NAME}` in a default is NAME's value (`{MVP_REPO}`: this repo's directory).",
-           "A secret is never printed, logged or put on a command line; *secret file*: the file it names holds one."]
+           "A secret is never printed, logged or put on a command line; *secret file*: the file it names holds one.",
+           "Every script checks each value against its type (the contract's header says what each type takes) before",
+           "it does anything: a wrong one is one `ERROR:` line naming the setting and what it must be."]
     section = None
     for e in entries:
         if e.kind == "internal":
@@ -189,7 +222,7 @@ def markdown(entries: list) -> str:
             "Variables the scripts and helpers set for themselves; a value you give them is not honoured.",
             "They are declared so that the contract test can refuse any other `MVP_*` name.", "",
             "| Name | What it is |", "|---|---|"]
-    out += [f"| `{e.name}` | {_cell(' '.join(e.doc))} |" for e in entries if e.kind == "internal"]
+    out += [f"| `{e.name}` | {_cell(_internal_doc(e))} |" for e in entries if e.kind == "internal"]
     return "\n".join(out) + "\n"
 
 

@@ -22,33 +22,45 @@ mvp::config::source_file() {
 # process: this runs in every script, on the submit and status hot paths;
 # globs and expansions only, as a regex is compiled anew each time it runs):
 #   MVP_CONTRACT_DEFAULTS   NAME=VALUE of each setting's `default`
-#   MVP_CONTRACT_DERIVED    NAME WHEN TEMPLATE of each `default.WHEN`, in order
+#   MVP_CONTRACT_DERIVED    NAME WHEN TEMPLATE of each `default.WHEN` of a setting, in order
+#   MVP_CONTRACT_COMPUTED   the same for the internal names (what the runtime does not compute)
+#   MVP_CONTRACT_TYPES      NAME TYPE...: each setting's type
+#   MVP_CONTRACT_DEFAULT_OF NAME -> its `default`, for the type check
 #   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
 #   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
 # A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
 # printf -v from a file: refused, as is a line the format does not know.
+# An entry's kind, when given, is its first line (settings.py refuses any
+# other order), so each line is placed as it is read: one pass, no function
+# per entry.
 mvp::config::read_contract() {
   local file=$MVP_REPO/config/settings.contract line name="" value when kind=setting
   local -a lines=()
-  MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
+  MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_COMPUTED=() MVP_CONTRACT_TYPES=()
+  MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
+  declare -gA MVP_CONTRACT_DEFAULT_OF=()
   mapfile -t lines <"$file" || mvp::log::die "cannot read $file; restore it from git"
   lines+=("END")
   for line in "${lines[@]}"; do
     case $line in
-      "  doc"*|"  type"*|"#"*|"=="*|"") continue ;;
+      "  doc"*|"  secret "*|"#"*|"=="*|"") continue ;;
+      "  type "*)
+        [[ $kind == internal || $name == *"*"* ]] && continue
+        value=${line#  type} MVP_CONTRACT_TYPES+=("$name ${value#"${value%%[! ]*}"}") ;;
       "  default "*|"  default")
-        value=${line#  default}
-        MVP_CONTRACT_DEFAULTS+=("$name=${value#"${value%%[! ]*}"}") ;;
+        value=${line#  default} value=${value#"${value%%[! ]*}"}
+        MVP_CONTRACT_DEFAULT_OF[$name]=$value
+        MVP_CONTRACT_DEFAULTS+=("$name=$value") ;;
       "  default."[a-z*]*)
         value=${line#  default.} when=${line#  default.} when=${when%% *} value=${value#"$when"}
-        MVP_CONTRACT_DERIVED+=("$name $when ${value#"${value%%[! ]*}"}") ;;
+        value="$name $when ${value#"${value%%[! ]*}"}"
+        if [[ $kind == internal ]]; then MVP_CONTRACT_COMPUTED+=("$value"); else MVP_CONTRACT_DERIVED+=("$value"); fi ;;
       "  helper "*)
         value=${line##* }
         case $line in *" from "*) ;; *) value=$name ;; esac
         case $value in *[!A-Z0-9_]*|[!A-Z_]*) mvp::config::contract_error "$file" "$line" "helper takes ATTR [from VARIABLE]" ;; esac
         MVP_CONTRACT_HELPER+=("$name=$value") ;;
       "  kind "*) kind=${line##* } ;;
-      "  secret "*) ;;
       *)
         case $line in
           END|SHARED_ROOT|CODE_ID|MVP_[A-Z0-9_*]*)
@@ -87,12 +99,14 @@ mvp::config::expand() {
   REPLY+=$rest
 }
 
-# A setting still empty after every layer gets the contract's default.RUNTIME
-# (or default.PROFILE), else its default.*: the first rule that matches.
+# mvp::config::derive_defaults LIST: a name still empty after every layer
+# gets the contract's default.RUNTIME (or default.PROFILE), else its
+# default.*: the first rule of LIST (MVP_CONTRACT_DERIVED or _COMPUTED) that matches.
 mvp::config::derive_defaults() {
+  local -n rules_of=$1
   local rule name when template
   local -A filled=()
-  for rule in "${MVP_CONTRACT_DERIVED[@]}"; do
+  for rule in ${rules_of[@]+"${rules_of[@]}"}; do
     name=${rule%% *} rule=${rule#* } when=${rule%% *} template=${rule#* }
     [[ -z ${!name-} && -z ${filled[$name]-} ]] || continue
     [[ $when == '*' || $when == "$MVP_RUNTIME" || $when == "$MVP_TRAINER_PROFILE" ]] || continue
@@ -125,43 +139,110 @@ mvp::config::load() {
   mvp::config::derive
 }
 
-# The runtimes are the files scripts/lib/runtime_<name>.sh.
-mvp::config::runtimes() {
-  local f names=()
-  for f in "$MVP_REPO"/scripts/lib/runtime_*.sh; do f=${f##*/runtime_}; names+=("${f%.sh}"); done
-  echo "${names[*]}"
-}
-
-# Fills the settings whose empty value means "derived" and checks the rest.
+# Fills the settings whose empty value means "derived", checks every one
+# against its contract type, then the runtime's values.
 mvp::config::derive() {
-  [[ $MVP_RUNTIME =~ ^[a-z]+$ && -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
-    mvp::log::die "MVP_RUNTIME='$MVP_RUNTIME' is not a runtime; set it to one of: $(mvp::config::runtimes)"
-  [[ $MVP_WORKERS =~ ^[1-9][0-9]?$ ]] || mvp::log::die "MVP_WORKERS='$MVP_WORKERS' must be a whole number from 1 to 99"
-  [[ $MVP_GPUS_PER_WORKER =~ ^[0-9]+$ ]] || mvp::log::die "MVP_GPUS_PER_WORKER='$MVP_GPUS_PER_WORKER' must be a whole number"
   MVP_DEFAULT_SHARED=$MVP_REPO/.mvp/shared
   MVP_VENV=$MVP_REPO/.venv
   mvp::config::read_version
-  mvp::config::derive_defaults
+  mvp::config::derive_defaults MVP_CONTRACT_DERIVED
+  mvp::config::check_types
+  [[ -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
+    mvp::log::die "MVP_RUNTIME='$MVP_RUNTIME' has no scripts/lib/runtime_$MVP_RUNTIME.sh; restore it from git"
   # Node names; a runtime whose nodes have names of their own (slurm) renames them.
   MVP_HEAD_NODE=mvp11-ray-head
   MVP_NODES=("$MVP_HEAD_NODE")
-  local i
+  local i rule
   for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+  # The internal names the contract gives per runtime: what the runtime's
+  # derive computes, else the contract's (never a value from outside).
+  for rule in ${MVP_CONTRACT_COMPUTED[@]+"${MVP_CONTRACT_COMPUTED[@]}"}; do printf -v "${rule%% *}" '%s' ""; done
   # shellcheck source=runtime_local.sh
   source "$MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh"
   mvp::rt::derive
-  [[ $MVP_TRAINER_PROFILE =~ ^(gpu|cpu|gpu-smoke)$ ]] || mvp::log::die "MVP_TRAINER_PROFILE='$MVP_TRAINER_PROFILE' must be gpu, cpu or gpu-smoke"
-  [[ $MVP_RAY_AUTH =~ ^(token|off)$ ]] || mvp::log::die "MVP_RAY_AUTH='$MVP_RAY_AUTH' must be token or off"
+  mvp::config::derive_defaults MVP_CONTRACT_COMPUTED
+  mvp::config::check_types MVP_HEAD_IP
+  [[ $MVP_HOST_SEES_NODE_FILES == 0 || $MVP_HOST_SHARED_DIR == "$SHARED_ROOT" ]] ||
+    mvp::log::die "MVP_HOST_SHARED_DIR='$MVP_HOST_SHARED_DIR' is not SHARED_ROOT ($SHARED_ROOT): on $MVP_RUNTIME this host sees the shared storage where the nodes do; leave MVP_HOST_SHARED_DIR empty"
   # The Ray token: one 0600 file on the shared storage (mvp::ray::auth_token).
   MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
   MVP_HOST_RAY_TOKEN_FILE=$MVP_HOST_SHARED_DIR/secrets/ray_auth_token
-  [[ $SHARED_ROOT == /* ]] || mvp::log::die "SHARED_ROOT='$SHARED_ROOT' must be an absolute path"
-  [[ $MVP_HEAD_IP =~ ^([0-9]+\.){3}[0-9]+$ ]] || mvp::log::die "MVP_HEAD_IP='$MVP_HEAD_IP' is not an IPv4 address"
   mvp::config::derive_worker_ips
   mvp::config::derive_verl_src
   mvp::rt::node_ray_dirs
-  mvp::config::check_job_settings
   mvp::config::check_passthrough
+}
+
+# mvp::config::check_types [NAME...]: every setting's value (or NAME's) is
+# of its type in the contract, the one check of a setting's form: else one
+# ERROR line naming the setting, what it must be and where to fix it. A
+# value that is the contract's own default is not checked again (each is of
+# its type: settings_contract.bats), so an empty one passes where the
+# default is empty; a script checks ~15 values, not ~100.
+mvp::config::check_types() {
+  local entry name value rc
+  for entry in "${MVP_CONTRACT_TYPES[@]}"; do
+    name=${entry%% *} value=${!name-}
+    [[ $value != "${MVP_CONTRACT_DEFAULT_OF[$name]-}" ]] || continue
+    (($# == 0)) || [[ " $* " == *" $name "* ]] || continue
+    rc=0
+    # shellcheck disable=SC2086  # TYPE's words (one-of's choices, int's range) are separate arguments
+    mvp::config::of_type "$value" ${entry#* } || rc=$?
+    ((rc == 0)) && continue
+    ((rc == 1)) || mvp::log::die "config/settings.contract: $name's type '${entry#* }' is not one config.sh knows; fix the contract"
+    mvp::log::die "$name='$value' must be $REPLY; fix it where it is set: config file, environment or flag (config/settings.contract: type ${entry#* })"
+  done
+}
+
+# mvp::config::of_type VALUE TYPE [WORDS...]: 0 when VALUE is of the
+# contract's TYPE, 1 (REPLY: what it must be) when not, 2 for a TYPE unknown
+# here. Empty is of the text-like types only. settings.py's CONVERT reads
+# every value that passes here.
+mvp::config::of_type() {
+  local v=$1 type=$2
+  shift 2
+  [[ -n $v ]] || case $type in text|word|words|path|file|pairs) return 0 ;; esac
+  case $type in
+    text|words|path|file) return 0 ;;
+    word) REPLY="one word, no blank"; [[ $v != *[[:space:]]* ]] ;;
+    abspath) REPLY="an absolute path"; [[ $v == /* ]] ;;
+    int) mvp::config::of_int "$v" "${1-}" ;;
+    seconds) REPLY="a number of seconds, e.g. 30 or 0.5"; [[ $v == [0-9]* && $v != *[!0-9.]* && $v != *.*.* && $v != *. ]] ;;
+    flag) REPLY="0 or 1"; [[ $v == [01] ]] ;;
+    one-of) mvp::config::of_choices "$v" "$@" ;;
+    pairs) REPLY="KEY=VALUE words"; [[ " $v" =~ ^(\ +[^ =]+=[^ ]*)+\ *$ ]] ;;
+    ipv4) REPLY="an IPv4 address"; [[ $v =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] ;;
+    url) REPLY="a URL, http://... or https://..."; [[ $v == http://?* || $v == https://?* ]] ;;
+    name) REPLY="1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+      [[ $v =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ;;
+    dns) REPLY="a DNS name: a-z, 0-9, '.' and '-', starting and ending with a letter or digit"
+      [[ $v =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] ;;
+    size) REPLY="a size such as 16g: a number, then b, k, m or g"; [[ $v =~ ^[0-9]+[bkmgBKMG]?$ ]] ;;
+    *) return 2 ;;
+  esac
+}
+
+# mvp::config::of_int VALUE [MIN..[MAX]]: a whole number, in the range when given.
+mvp::config::of_int() {
+  local v=$1 range=${2-} min max
+  min=${range%%..*} max=${range#*..}
+  REPLY="a whole number"
+  [[ -z $range ]] || REPLY+=${max:+" from $min to $max"}
+  [[ -z $range || -n $max ]] || REPLY+=" >= $min"
+  [[ -n $v && $v != *[!0-9]* && ${#v} -le 18 ]] || return 1
+  [[ -z $range ]] || ((10#$v >= min)) || return 1
+  [[ -z $range || -z $max ]] || ((10#$v <= max))
+}
+
+# mvp::config::of_choices VALUE WORD...: VALUE is one of the WORDs.
+mvp::config::of_choices() {
+  local v=$1 w
+  shift
+  [[ -n $v && $v != *" "* && " $* " == *" $v "* ]] && return 0
+  REPLY=$1
+  for w in "${@:2:$#-2}"; do REPLY+=", $w"; done
+  (($# < 2)) || REPLY+=" or ${!#}"
+  return 1
 }
 
 # MVP_RUNBOOK_VERSION: the runbook's version (the first line of VERSION),
@@ -198,19 +279,6 @@ mvp::config::derive_verl_src() {
   else
     MVP_NODE_VERL_SRC=$MVP_NODE_REPO/$src MVP_HOST_VERL_SRC=$MVP_REPO/$src
   fi
-}
-
-# The settings the jobs' bookkeeping reads, each checked (one ERROR line).
-mvp::config::check_job_settings() {
-  [[ $MVP_LOST_AFTER_S =~ ^[0-9]+$ ]] || mvp::log::die "MVP_LOST_AFTER_S='$MVP_LOST_AFTER_S' must be a whole number of seconds"
-  [[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] ||
-    mvp::log::die "MVP_LOG_SYNC_SECONDS='$MVP_LOG_SYNC_SECONDS' must be a whole number of seconds (0: no copy while a job runs)"
-  # A file name under <SHARED_ROOT>/clusters and admission/.
-  [[ $MVP_CLUSTER_NAME =~ ^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$ ]] ||
-    mvp::log::die "MVP_CLUSTER_NAME='$MVP_CLUSTER_NAME' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
-  [[ $MVP_ADMISSION_CLAIM_S =~ ^[0-9]+$ ]] ||
-    mvp::log::die "MVP_ADMISSION_CLAIM_S='$MVP_ADMISSION_CLAIM_S' must be a whole number of seconds"
-  [[ $MVP_MIN_FREE_MB =~ ^[0-9]+$ ]] || mvp::log::die "MVP_MIN_FREE_MB='$MVP_MIN_FREE_MB' must be a whole number"
 }
 
 # MVP_JOB_ENV_PASSTHROUGH names no secret: passed-through values travel on

@@ -4,20 +4,12 @@
 
 MVP_COMPOSE_PROJECT=mvp-v11
 
-# The runtime's derived values (the settings' defaults, per runtime, are in
-# config/settings.contract): the nodes see
-# the shared directory at /private and the repo at /workspace/mvp.
-mvp::rt::derive() {
-  MVP_HOST_SEES_NODE_FILES=0
-  MVP_NODE_REPO=/workspace/mvp
-  MVP_NODE_VERL_DIR=/workspace/verl
-  MVP_PYTHON=python3
-  MVP_HOST_PYTHON=python3
-  # Inside the head container the dashboard is 8265; the host reaches it
-  # where docker-compose.yaml publishes it (127.0.0.1 only).
-  MVP_DASHBOARD_URL=http://127.0.0.1:8265
-  MVP_HOST_DASHBOARD_URL=http://127.0.0.1:$MVP_DASHBOARD_PORT
-}
+# The nodes see the shared directory at /private and the repo at
+# /workspace/mvp; inside the head container the dashboard is 8265, and the
+# host reaches it where docker-compose.yaml publishes it (127.0.0.1 only).
+# Every such value is the contract's default.compose
+# (config/settings.contract); nothing is left to compute here.
+mvp::rt::derive() { :; }
 
 # The containers' /tmp/ray is not visible from this host.
 mvp::rt::node_ray_dirs() { MVP_NODE_RAY_DIRS=""; }
@@ -67,7 +59,6 @@ mvp::rt::gpu_overlay() {
   read -r -a per_worker <<<"$MVP_WORKER_GPU_IDS"
   ((${#per_worker[@]} == MVP_WORKERS)) ||
     mvp::log::die "MVP_WORKER_GPU_IDS='$MVP_WORKER_GPU_IDS' has ${#per_worker[@]} lists for MVP_WORKERS=$MVP_WORKERS; give one comma list of GPU ids per worker, or MVP_COMPOSE_GPUS=logical"
-  [[ $MVP_SHM_SIZE =~ ^[0-9]+[bkmgBKMG]?$ ]] || mvp::log::die "MVP_SHM_SIZE='$MVP_SHM_SIZE' is not a size such as 16g"
   case $MVP_COMPOSE_IPC in
     host | private) ;;
     *) mvp::log::die "MVP_COMPOSE_IPC='$MVP_COMPOSE_IPC' must be host (the workers share the host's /dev/shm: NCCL's P2P and SHM work between them) or private (each its own; NCCL between workers over the network)" ;;
@@ -113,8 +104,7 @@ mvp::rt::compose_files() {
         printf '%s\n' "$text" >"$overlay.tmp" && mv "$overlay.tmp" "$overlay"
       fi
       MVP_COMPOSE_FILES+=(-f "$overlay") ;;
-    logical) ;;
-    *) mvp::log::die "MVP_COMPOSE_GPUS='$MVP_COMPOSE_GPUS' must be nvidia (real GPUs, the overlay) or logical (ray start --num-gpus only)" ;;
+    logical) ;;  # its type (one-of nvidia logical) was checked with every setting's
   esac
 }
 

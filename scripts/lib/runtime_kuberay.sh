@@ -21,16 +21,11 @@ MVP_BRINGUP_STEPS=(00_prereq_check)
 # the dashboard, and are wanted most when a worker pod is down (51: the kept
 # logs of the job it held).
 mvp::rt::derive() {
-  MVP_HOST_SHARED_DIR=$SHARED_ROOT
-  MVP_HOST_SEES_NODE_FILES=1
-  MVP_NODE_REPO=$MVP_REPO
-  MVP_NODE_VERL_DIR=$MVP_VERL_DIR
   MVP_PYTHON=$(command -v python3) || mvp::log::die "python3 is not in this image; build it with scripts/72_build_image.sh on a verl image"
-  MVP_HOST_PYTHON=$MVP_PYTHON
-  [[ ${MVP_K8S_HEAD_SERVICE:-} =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] ||
-    mvp::log::die "MVP_K8S_HEAD_SERVICE='${MVP_K8S_HEAD_SERVICE:-}' must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
+  # Its form is the contract's type (dns), checked with every setting's.
+  [[ -n $MVP_K8S_HEAD_SERVICE ]] ||
+    mvp::log::die "MVP_K8S_HEAD_SERVICE is empty; it must name the RayCluster's head Service (<cluster>-head-svc); the CronJob of 71 nightly sets it"
   MVP_DASHBOARD_URL=http://$MVP_K8S_HEAD_SERVICE:8265
-  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
   # The cluster's auth is what the pod's environment says (the CronJob sets
   # RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the cluster's Secret). Ray and
   # the helper take RAY_AUTH_TOKEN before any token file.

@@ -4,19 +4,10 @@
 # PID namespaces matter: a job driver finds the raylet to join by scanning the
 # processes it can see, so without them every driver would join the head's.
 
-# The runtime's derived values (the settings' defaults, per runtime, are in
-# config/settings.contract): the nodes see
-# this host's files and venv, so paths are the host's.
-mvp::rt::derive() {
-  MVP_HOST_SHARED_DIR=$SHARED_ROOT
-  MVP_HOST_SEES_NODE_FILES=1
-  MVP_NODE_REPO=$MVP_REPO
-  MVP_NODE_VERL_DIR=$MVP_VERL_DIR
-  MVP_PYTHON=$MVP_VENV/bin/python
-  MVP_HOST_PYTHON=$MVP_PYTHON
-  MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
-  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
-}
+# The nodes see this host's files and venv, so paths are the host's: every
+# value of the runtime is the contract's default.local or default.*
+# (config/settings.contract); nothing is left to compute here.
+mvp::rt::derive() { :; }
 
 # "IP=DIR" words: where this host sees each node's /tmp/ray (its Ray logs
 # outlive the node's raylet). Needs the node addresses: config.sh calls it.

@@ -23,16 +23,12 @@ mvp::rt::slurm_node_ip() {
 }
 
 # Paths are this host's: the repo, its .venv and SHARED_ROOT are on storage
-# every node mounts at the same path. Inside the job the topology is the
-# allocation's, and node names are Slurm's, so the head's name is the
-# hostname its submissions record.
+# every node mounts at the same path (the contract's default.slurm and
+# default.* give them, and the dashboard's URL from MVP_HEAD_IP). Inside the
+# job the topology is the allocation's, and node names are Slurm's, so the
+# head's name is the hostname its submissions record. The workers' CPUs are
+# what the sbatch script asked for, whatever the settings baked into it say.
 mvp::rt::derive() {
-  MVP_HOST_SHARED_DIR=$SHARED_ROOT
-  MVP_HOST_SEES_NODE_FILES=1
-  MVP_NODE_REPO=$MVP_REPO
-  MVP_NODE_VERL_DIR=$MVP_VERL_DIR
-  MVP_PYTHON=$MVP_VENV/bin/python
-  MVP_HOST_PYTHON=$MVP_PYTHON
   [[ -n $MVP_SLURM_WORKER_CPUS ]] && MVP_WORKER_CPUS=$MVP_SLURM_WORKER_CPUS
   if mvp::rt::in_job; then
     local -a workers=()
@@ -45,8 +41,7 @@ mvp::rt::derive() {
     MVP_WORKER_IPS=""
     for node in "${workers[@]}"; do MVP_WORKER_IPS+="${MVP_WORKER_IPS:+ }$(mvp::rt::slurm_node_ip "$node")"; done
   fi
-  MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
-  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
+  return 0
 }
 
 # A node may be shared with another job's Ray, so every port is pinned, as

@@ -13,15 +13,9 @@
 # The runtime's derived values (the settings' defaults, per runtime, are in
 # config/settings.contract).
 mvp::rt::derive() {
-  MVP_HOST_SEES_NODE_FILES=0
-  [[ $MVP_SSH_LOGICAL_GPUS =~ ^[01]$ ]] || mvp::log::die "MVP_SSH_LOGICAL_GPUS='$MVP_SSH_LOGICAL_GPUS' must be 0 or 1"
   mvp::rt::parse_inventory
   MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
   MVP_NODE_VERL_DIR=$(mvp::rt::node_path "$MVP_VERL_DIR")
-  MVP_PYTHON=python3
-  MVP_HOST_PYTHON=python3
-  MVP_DASHBOARD_URL=http://$MVP_HEAD_IP:$MVP_DASHBOARD_PORT
-  MVP_HOST_DASHBOARD_URL=$MVP_DASHBOARD_URL
 }
 
 # A path of this host as the nodes see it: under the host's view of the

@@ -138,7 +138,7 @@ print(json.dumps(yaml.safe_load(open(sys.argv[1])), sort_keys=True))' "$OVERLAY"
   done
   MVP_COMPOSE_GPUS=amd run --separate-stderr "$MVP_REPO/scripts/01_up.sh"
   assert_failure
-  [[ $stderr == *"ERROR: MVP_COMPOSE_GPUS='amd' must be nvidia (real GPUs, the overlay) or logical"* ]]
+  [[ $stderr == *"ERROR: MVP_COMPOSE_GPUS='amd' must be nvidia or logical; fix it where it is set"* ]]
   run grep -c " up -d" "$MVP_STUB_LOG"
   assert_output 0
 }

@@ -71,7 +71,7 @@ resolve() {
   export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
   run resolve --runtime kubernetes
   assert_failure
-  assert_output "ERROR: MVP_RUNTIME='kubernetes' is not a runtime; set it to one of: compose kuberay local slurm ssh"
+  assert_output "ERROR: MVP_RUNTIME='kubernetes' must be local, compose, ssh, slurm or kuberay; fix it where it is set: config file, environment or flag (config/settings.contract: type one-of local compose ssh slurm kuberay)"
 }
 
 @test "config: the cluster's name is <runtime>@<host name> unless set; one that cannot be a file name is one line" {
@@ -82,7 +82,7 @@ resolve() {
   assert_line "cluster=team-a.gpu@rack1"
   MVP_CLUSTER_NAME=../jobs run resolve
   assert_failure
-  assert_output "ERROR: MVP_CLUSTER_NAME='../jobs' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit"
+  assert_output "ERROR: MVP_CLUSTER_NAME='../jobs' must be 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit; fix it where it is set: config file, environment or flag (config/settings.contract: type name)"
 }
 
 @test "config: a config file line that is not NAME=value is refused, not run" {

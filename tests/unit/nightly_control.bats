@@ -133,12 +133,12 @@ print(" ".join(p[f"arg_{i}"] for i in range(p["argc"])))' "$REG" "$BATS_TEST_TMP
   assert_line --partial "--override trainer.total_training_steps=2 --override data.seed=1"
 }
 
-@test "60: MVP_NIGHTLY_CONTROL other than 0 or 1 is one ERROR line and exit 2; --control --dry-run plans the control before the jobs" {
+@test "60: MVP_NIGHTLY_CONTROL other than 0 or 1 is one ERROR line (its contract type, flag) and exit 1; --control --dry-run plans the control before the jobs" {
   run --separate-stderr env MVP_NIGHTLY_CONTROL=yes "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
-  assert_failure 2
+  assert_failure 1
   assert_output ""
   [[ $(grep -c '^ERROR: ' <<<"$stderr") == 1 ]]
-  grep -qxF "ERROR: MVP_NIGHTLY_CONTROL='yes' must be 0 or 1 (1: a same-night control; or give --control)" <<<"$stderr"
+  grep -qxF "ERROR: MVP_NIGHTLY_CONTROL='yes' must be 0 or 1; fix it where it is set: config file, environment or flag (config/settings.contract: type flag)" <<<"$stderr"
   run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --control --only sft
   assert_success
   assert_line --index 2 --partial "then the same-night control: the last good night's snapshot, then tonight's"

@@ -176,3 +176,141 @@ check_defaults() {
   run grep -nE 'log_sync_s", *[0-9]' "$MVP_REPO/helpers/mvp/launch.py"
   assert_failure
 }
+
+# check_hand_validation ROOT: FILE:LINE of each `=~` on a setting (a name the
+# contract declares of kind setting or env) under ROOT/scripts: a setting's
+# form is its contract type, checked once by config.sh (mvp::config::check_types).
+check_hand_validation() {
+  PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
+import re, sys
+from pathlib import Path
+from mvp.settings import read_contract
+
+root = Path(sys.argv[1])
+settings = {e.name for e in read_contract(root / "config" / "settings.contract") if e.kind != "internal"}
+pattern = re.compile(r"\$\{?!?([A-Z][A-Z0-9_]*)[^\s]*\s*=~")
+problems = []
+for path in sorted((root / "scripts").rglob("*")):
+    if not path.is_file():
+        continue
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for name in pattern.findall(line):
+            if name in settings:
+                problems.append(f"{path}:{n}: {name} checked by hand; its type in config/settings.contract is the check")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+}
+
+@test "one owner: no script checks a setting's form by hand (=~); the contract's type, checked by config.sh, is the one check" {
+  run check_hand_validation "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a planted hand regex on a setting fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo '[[ $MVP_LOG_SYNC_SECONDS =~ ^[0-9]+$ ]] || exit 1' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/config.sh"
+  echo '[[ ${MVP_NIGHTLY_KEEP:-} =~ ^[1-9] ]] || exit 1' >>"$BATS_TEST_TMPDIR/tree/scripts/60_nightly_regression.sh"
+  run check_hand_validation "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_line --regexp "/scripts/lib/config.sh:[0-9]+: MVP_LOG_SYNC_SECONDS checked by hand"
+  assert_line --regexp "/scripts/60_nightly_regression.sh:[0-9]+: MVP_NIGHTLY_KEEP checked by hand"
+}
+
+# A runtime's mvp::rt::derive that sets a name the contract gives per runtime
+# (default.RUNTIME or default.*) to a value it computes with no command: a
+# second owner of that default. Each exception, FILE:NAME, and why.
+RUNTIME_EXCEPTIONS=(
+  # The head Service's URL, needed inside derive itself to wait for the cluster's pods.
+  "runtime_kuberay.sh:MVP_DASHBOARD_URL"
+  # The pod's auth is what its environment says (RAY_AUTH_MODE from the CronJob), not a default.
+  "runtime_kuberay.sh:MVP_RAY_AUTH"
+  # What the sbatch script asked Slurm for (--cpus-per-task), over any value baked into the script.
+  "runtime_slurm.sh:MVP_WORKER_CPUS"
+)
+
+# check_runtime_defaults ROOT: FILE:LINE: NAME of each such assignment in
+# ROOT/scripts/lib/runtime_*.sh; exit 1 if any. A value that runs a command
+# or a function ($(...)) is computed, not a default.
+check_runtime_defaults() {
+  PYTHONPATH="$1/helpers" python3 - "$1" "${RUNTIME_EXCEPTIONS[@]}" <<'PY'
+import re, sys
+from pathlib import Path
+from mvp.settings import read_contract
+
+root, exceptions = Path(sys.argv[1]), set(sys.argv[2:])
+per_runtime = {e.name for e in read_contract(root / "config" / "settings.contract") if e.derived}
+problems = []
+for path in sorted((root / "scripts" / "lib").glob("runtime_*.sh")):
+    body = False
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        body = body or line.startswith("mvp::rt::derive()")
+        for name, value in re.findall(r"(?:^|[\s;&|{(])([A-Z][A-Z0-9_]*)=(\S*)", line) if body else ():
+            if name in per_runtime and not value.startswith("$(") and f"{path.name}:{name}" not in exceptions:
+                problems.append(f"{path}:{n}: {name}")
+        body = body and not line.startswith("}") and not line.endswith("; }")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+}
+
+@test "one owner: every per-runtime default is the contract's default.RUNTIME; no runtime's derive sets one of its own" {
+  run check_runtime_defaults "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a per-runtime default planted in a runtime's derive fails the check with its file, line and name" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  sed -i 's/^mvp::rt::derive() { :; }$/mvp::rt::derive() {\n  MVP_PYTHON=$MVP_VENV\/bin\/python\n}/' "$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_local.sh"
+  grep -q '^  MVP_PYTHON=' "$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_local.sh"
+  run check_runtime_defaults "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/scripts/lib/runtime_local.sh:[0-9]+: MVP_PYTHON$"
+}
+
+@test "one owner: each default.WHEN of the contract names a runtime (a scripts/lib/runtime_*.sh), a trainer profile or *; MVP_RUNTIME's choices are those files, MVP_TRAINER_PROFILE's profile.py's" {
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 - "$MVP_REPO" <<'PY'
+import sys
+from pathlib import Path
+from mvp.settings import read_contract
+
+root = Path(sys.argv[1])
+entries = {e.name: e for e in read_contract()}
+runtimes = sorted(p.name[len("runtime_"):-3] for p in (root / "scripts" / "lib").glob("runtime_*.sh"))
+profiles = entries["MVP_TRAINER_PROFILE"].type.split()[1:]
+if sorted(entries["MVP_RUNTIME"].type.split()[1:]) != runtimes:
+    print(f"MVP_RUNTIME's type {entries['MVP_RUNTIME'].type} is not the runtimes {runtimes}")
+from mvp import profile
+if tuple(profiles) != profile.PROFILES:
+    print(f"MVP_TRAINER_PROFILE's type {entries['MVP_TRAINER_PROFILE'].type} is not profile.py's PROFILES {profile.PROFILES}")
+for e in entries.values():
+    for when, _ in e.derived:
+        if when != "*" and when not in runtimes and when not in profiles:
+            print(f"{e.name}: default.{when} is neither a runtime nor a profile")
+PY
+  assert_success
+  assert_output ""
+}
+
+# check_renderer_environ ROOT: render_kuberay.py reads no variable from the
+# environment (os.environ, getenv): its settings come through the one
+# settings object (settings.k8s_*, settings.text). FILE:LINE each, exit 1 if any.
+check_renderer_environ() {
+  local hits
+  hits=$(grep -nE '\benviron\b|getenv' "$1/helpers/mvp/render_kuberay.py") || return 0
+  sed "s|^|$1/helpers/mvp/render_kuberay.py:|" <<<"$hits"
+  return 1
+}
+
+@test "one owner: the KubeRay renderer reads its MVP_K8S_* settings through the settings object, not os.environ" {
+  run check_renderer_environ "$MVP_REPO"
+  assert_success
+}
+
+@test "one owner: a planted os.environ read of an MVP_K8S_* setting in the renderer fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  echo 'PVC = os.environ["MVP_K8S_PVC"]' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render_kuberay.py"
+  run check_renderer_environ "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/helpers/mvp/render_kuberay.py:[0-9]+:PVC = os.environ"
+}

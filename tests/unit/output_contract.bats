@@ -99,11 +99,12 @@ except ValueError as exc:
 
 @test "ERR trap: a helper's clean refusal through a script is its one ERROR line; log.sh names no command text" {
   mvp_isolate "$BATS_TEST_TMPDIR"
-  run --separate-stderr env MVP_NIGHTLY_NOTIFY_ON=bogus "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
+  # (A setting's form is config.sh's check; what only the helper knows, a run id, is the helper's.)
+  run --separate-stderr env MVP_NIGHTLY_HISTORY_SINCE=bogus "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
   assert_failure 1
   assert_output ""
   [[ $(grep -c '^ERROR' <<<"$stderr") == 1 ]]
-  assert_equal "$(grep '^ERROR' <<<"$stderr")" "ERROR: MVP_NIGHTLY_NOTIFY_ON='bogus' must be failure or always"
+  assert_equal "$(grep '^ERROR' <<<"$stderr")" "ERROR: MVP_NIGHTLY_HISTORY_SINCE='bogus' is not a nightly run id (nightly-YYYYmmddTHHMMSSZ)"
   run grep -n 'BASH_COMMAND ==' "$MVP_REPO/scripts/lib/log.sh"
   assert_failure
 }

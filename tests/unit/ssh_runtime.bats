@@ -72,7 +72,7 @@ print("\n".join(jobdir.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >
   assert_output "ERROR: MVP_SSH_WORKERS is empty; list the worker nodes as [user@]host[:port], space separated"
   MVP_RAY_AUTH=maybe run resolve
   assert_failure
-  assert_output "ERROR: MVP_RAY_AUTH='maybe' must be token or off"
+  assert_output "ERROR: MVP_RAY_AUTH='maybe' must be token or off; fix it where it is set: config file, environment or flag (config/settings.contract: type one-of token off)"
 }
 
 @test "MVP_RAY_AUTH: off by default on local, token when set; the token file is on the shared storage" {
