@@ -509,8 +509,9 @@ probes_ran_their_commits() {
   # GOOD's spread), here at least 100%: a probe is slow at twice GOOD's
   # median. Measured on this 2-core machine (2026-11-28), GOOD's two probes
   # took 9.3 and 8.6 s/step (8% apart; beside other tests' runs 12.9 and
-  # 9.9, 26% apart: 78%), the harmless commit 8.6, the planted one 33.2
-  # (+270%): 25 s a step stays past the band at any of those spreads.
+  # 9.9, 26% apart, 3 x 26 = 78% < 100%), the harmless commit 8.6, the
+  # planted one 33.2 (+270%): 25 s a step stays past the band even at
+  # GOOD's slower 11.4 (threshold 22.8).
   bisected good slow "$LOOSE"
   assert_success
   assert_equal "$(last_line)" "first_bad=$planted"
