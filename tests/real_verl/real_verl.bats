@@ -487,14 +487,14 @@ probes_ran_their_commits() {
   assert_line --index 1 --regexp '^good SUCCEEDED false '
   assert_line --index 2 "bad SUCCEEDED true grad_norm"
   # Each probe is bad exactly when its commit holds the planted one, and then by grad_norm below its band alone.
-  local sha bad reasons
-  while IFS=$'\t' read -r sha bad reasons; do
+  local sha status bad reasons
+  while IFS=$'\t' read -r sha status bad reasons; do
     if git -C "$FORK" merge-base --is-ancestor "$planted" "$sha"; then
       [[ $bad == true && $reasons == 'grad_norm (actor/grad_norm) below its band at steps 1-2 '* && $reasons != *'; '* ]]
     else
       [[ $bad == false ]]
-    fi || fail "probe of $sha: bad $bad: $reasons"
-  done < <(jq -r '.probes[] | [.commit, .verdict.bad, (.verdict.reasons | join("; "))] | @tsv' "$DIR/bisect.json")
+    fi && [[ $status == SUCCEEDED ]] || fail "probe of $sha: $status, bad $bad: $reasons"
+  done < <(jq -r '.probes[] | [.commit, .judged.status, .verdict.bad, (.verdict.reasons | join("; "))] | @tsv' "$DIR/bisect.json")
   echo "# grad_norm per step: $(jq -r '[.probes[] | "\(.role) \(.commit[:7]) \(.judged.curves.grad_norm.values | map(. * 1e6 | round / 1e6) | join(","))"] | join("; ")' "$DIR/bisect.json")" >&3
   probes_ran_their_commits
   grep -q "first bad commit: $planted (grpo: scale the advantages (change 5))" "$DIR/report.md"
