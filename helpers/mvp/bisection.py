@@ -25,13 +25,18 @@ from typing import Optional
 
 from . import fsutil, kv, log
 from .errors import MvpError
-from .nightly import history, judge, report, suite
+from .nightly import bands, history, judge, report, suite
 
 BAD_INPUT = 2
 GOOD_RUNS = 2
 SEED = 1
 NOISE_FACTOR = 3
 DEFAULT_JOB = "grpo"
+# The per-step curves (bands.FIGURES) that no single figure of the check
+# `regression` stands for (history.REPLACED): a silent "learning stopped"
+# (advantages zeroed: grad_norm 0 from step 1, nothing fails, the score not
+# yet moved) shows in these first.
+CURVES = tuple(name for name in bands.FIGURES if name not in history.REPLACED)
 # verl 0.9.1's seed keys: data.seed in ppo_trainer.yaml's data (data/legacy_data.yaml),
 # trainer.seed in sft_trainer_engine.yaml.
 SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}
@@ -157,6 +162,9 @@ def verdict(probe: dict, references: list, settings) -> dict:
 
 
 def figure_verdicts(probe: dict, references: list, settings) -> list:
+    """Each single figure of the check `regression` against the references'
+    (the tolerance widened to NOISE_FACTOR times their spread), then each
+    per-step curve no single figure stands for (CURVES) against theirs."""
     out = []
     for figure, value in history.figures(probe).items():
         past = [v for v in (history.figures(r).get(figure) for r in references) if v is not None]
@@ -164,6 +172,27 @@ def figure_verdicts(probe: dict, references: list, settings) -> list:
         judged = history.judge_figure(figure, value, past, tolerance, 1)
         # The judge's words are a night's against its good nights; here the past is GOOD's probes.
         judged["evidence"] = judged["evidence"].replace(f" of {len(past)} nights:", f" of GOOD's {len(past)} probes:")
+        out.append(judged)
+    return out + curve_verdicts(probe, references, settings)
+
+
+def curve_verdicts(probe: dict, references: list, settings) -> list:
+    """The CURVES of a probe against the references' curves (bands.judge_figure),
+    each band NOISE_FACTOR times the night's width, a regression outside it for
+    the night's steps in a row (at most the probe's steps); only with
+    GOOD_RUNS references or more (one run has no spread to make a band of)."""
+    mine = probe.get("curves") or {}
+    names = [name for name in CURVES if name in mine]
+    if not names or len(references) < GOOD_RUNS:
+        return []
+    theirs = [r.get("curves") or {} for r in references]
+    rule = history.band_rule(settings)
+    out = []
+    for name in names:
+        wide = rule._replace(k=rule.k * NOISE_FACTOR, steps=min(rule.steps, len(mine[name]["steps"])),
+                             min_refs=GOOD_RUNS)
+        judged = bands.judge_figure(name, mine[name], [t[name] for t in theirs if name in t], wide)
+        judged["evidence"] = judged["evidence"].replace(" runs)", " GOOD probes)").replace(" runs;", " GOOD probes;")
         out.append(judged)
     return out
 

@@ -149,6 +149,28 @@ print(bisect.probe_line(probe))'
   assert_equal "${#lines[@]}" 5
 }
 
+@test "bisect verdict: a curve no single figure stands for (grad_norm at 0, advantages zeroed) outside GOOD's two probes' band for every step is bad, named by its band; within GOOD's noise is good; one reference (the control's pair) makes no band" {
+  run py '
+from types import SimpleNamespace as S
+from mvp import bisection as bisect
+s = S(nightly_tolerance={}, nightly_band_k="5", nightly_band_steps=2, nightly_band_floor="2", nightly_min_history=3)
+def job(*grad_norm):
+    rows = [{"step": float(i), "actor/grad_norm": g, "actor/entropy": 7.6} for i, g in enumerate(grad_norm, 1)]
+    return {"status": "SUCCEEDED", "checks": [],
+            "metrics": {"mean_step_s": None, "mean_throughput": None, "final_score": None, "best_score": None,
+                        "final_loss": None, "peak_memory_gb": None},
+            "curves": bisect.bands.curves(rows)}
+good = [job(0.30, 0.27), job(0.31, 0.29)]
+v = [bisect.verdict(job(3e-6, 2e-6), good, s), bisect.verdict(job(0.33, 0.25), good, s),
+     bisect.verdict(job(0.30, 2e-6), good, s), bisect.verdict(job(3e-6, 2e-6), good[:1], s)]
+print([x["bad"] for x in v]); print(v[0]["reasons"][0]); print(v[1]["reasons"][0]); print(v[3]["reasons"])'
+  assert_success
+  assert_line --index 0 "[True, False, False, False]"
+  assert_line --index 1 --regexp "^grad_norm \(actor/grad_norm\) below its band at steps 1-2 \(2 in a row, 2 make a regression\): 3e-06 vs band \[[-0-9.e]+, [0-9.e]+\] \(median 0.305 \+- 15 MAD of 2 GOOD probes\) at step 1$"
+  assert_line --index 2 --partial "grad_norm (actor/grad_norm) within its band at 2/2 steps (median +- 15 MAD of 2 GOOD probes;"
+  assert_line --index 3 "['every check passed']"
+}
+
 @test "bisect outcome: GOOD that fails stops at once (not good); BAD judged good stops (not bad); finish exits 1 saying which, 0 with first_bad= last" {
   commits 3
   local dir=$SHARED_ROOT/regressions/bisect-x
