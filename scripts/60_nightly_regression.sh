@@ -102,6 +102,23 @@ step() {
   fi
 }
 
+# install_rewards: the runbook's reward functions (templates/rewards/*.py)
+# in the shared root's user/code/, where a JobSpec's reward_fn_path finds them
+# (the suite's learning probe names user/code/learning_probe.py); a file
+# already the same is left as it is.
+install_rewards() {
+  local dir f
+  dir=$(mvp::config::layout user_code)
+  mkdir -p "$dir"
+  for f in "$MVP_REPO"/templates/rewards/*.py; do
+    if cmp -s "$f" "$dir/${f##*/}"; then
+      mvp::log::skip "user/code/${f##*/} (the same as templates/rewards/${f##*/})"
+    else
+      cp "$f" "$dir/" && mvp::log::info "templates/rewards/${f##*/} copied to user/code/"
+    fi
+  done
+}
+
 run_steps() {
   local s
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
@@ -110,6 +127,7 @@ run_steps() {
   mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase before
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
   mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase after
+  install_rewards
   mvp::log::step "step 31_snapshot_verl_code"
   local -A answer=()
   local out
@@ -240,7 +258,7 @@ check_settings() {
 print_plan() {
   local regressions=$1 i
   echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
-  echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+  echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree}); the runbook's reward functions (templates/rewards/) copied to user/code/"
   ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
   for i in "${JOBS[@]}"; do
     job_words "$i"
