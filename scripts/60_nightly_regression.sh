@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # 60_nightly_regression.sh: the v1.1 acceptance suite, unattended: brings the
 # cluster up (00, 01, 20, 21), prepares data and model (30, skipped when
-# present), snapshots the code (31; CODE_ID or the tree's commit), submits
-# the jobs of the suite file MVP_NIGHTLY_SUITE (default config/nightly.yaml:
-# PPO twice, GRPO and SFT through 40, 40, 41, 42; a JobSpec or a verl command
-# line through 43) one after another (each needs every
+# present), snapshots the code (31; CODE_ID or the tree's commit), copies the
+# runbook's reward functions (templates/rewards/) to the shared root's
+# user/code/, submits the jobs of the suite file MVP_NIGHTLY_SUITE (default
+# config/nightly.yaml: PPO twice, GRPO and SFT through 40, 40, 41, 42, and on
+# CPU-profile nights the learning probe through 43; a JobSpec or a verl
+# command line through 43) one after another (each needs every
 # GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
 # judges every job against the v1.1 runbook spec (docs/spec.md) and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
@@ -35,7 +37,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # What this script takes beyond the common flags: the source of its --help
 # and of docs/scripts.md (mvp::flags::spec).
-mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft; ppo = ppo1,ppo2: a name that jobs' names extend with a number)" \
+mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft, and learn on CPU nights; ppo = ppo1,ppo2: a name that jobs' names extend with a number)" \
   "--control  a same-night control first (MVP_NIGHTLY_CONTROL=1): the last good night's snapshot and tonight's each run a short probe (grpo, 2 steps, fixed seed), judged as a pair"
 
 # read_suite ONLY: the night's plan from the suite file (MVP_NIGHTLY_SUITE,
@@ -127,7 +129,6 @@ run_steps() {
   mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase before
   step 30_prepare_data_and_model "$MVP_REPO/scripts/30_prepare_data_and_model.sh" || return 1
   mvp::helper::run nightly inputs --run-dir "$RUN_NAME" --phase after
-  install_rewards
   mvp::log::step "step 31_snapshot_verl_code"
   local -A answer=()
   local out
@@ -137,6 +138,7 @@ run_steps() {
   fi
   CODE_USED=${answer[code_id]:-}
   export CODE_ID=$CODE_USED
+  install_rewards
   ((CONTROL == 0)) || control_pair
 
 

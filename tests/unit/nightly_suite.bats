@@ -66,7 +66,7 @@ refused() {
   assert_success
   mapfile -t planned < <(grep '^  then [a-z0-9_]*:' <<<"$output")
   assert_equal "${#planned[@]}" 5
-  assert_equal "${planned[4]}" "  then learn: scripts/43_submit_jobspec.sh $MVP_REPO/templates/jobspecs/learning_probe.yaml --wait --override actor_rollout_ref.actor.optim.lr=1e-2 --override trainer.total_training_steps=8 (at most ${T}s from its submission)"
+  assert_equal "${planned[4]}" "  then learn: scripts/43_submit_jobspec.sh $MVP_REPO/templates/jobspecs/learning_probe.yaml --wait --override actor_rollout_ref.actor.optim.lr=3e-2 --override trainer.total_training_steps=10 (at most ${T}s from its submission)"
   assert_line --partial "the runbook's reward functions (templates/rewards/) copied to user/code/"
   # A GPU night: the four jobs; the probe's name is known (its overrides are taken) but not run.
   MVP_NIGHTLY_OVERRIDES="learn:a=1" plan
