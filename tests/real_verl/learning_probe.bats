@@ -28,11 +28,11 @@ setup() {
   load ../test_helper/common
 }
 
-# The run-to-run band: the most two runs of the probe differed by at one step
+# The run-to-run band: the most three runs of the probe differed by at one step
 # (docs/nightly.md, "The learning probe").
-PROBE_BAND=0.0625
+PROBE_BAND=0.127
 
-@test "the learning probe (the default suite's learn, CPU nights only) on real verl: 60 --only learn copies its reward to user/code/, passes every check, and the score rises from step 1 to the last by more than 4 times the measured run-to-run band" {
+@test "the learning probe (the default suite's learn, CPU nights only) on real verl: 60 --only learn copies its reward to user/code/, passes every check, and the score rises from step 1 to the last by more than 3 times the measured run-to-run band" {
   local t0=$SECONDS run_dir id
   MVP_NIGHTLY_RESUME='' CODE_ID=verl-0.9.1 run mvp_script 60_nightly_regression --only learn
   echo "# the learning probe's night: $((SECONDS - t0)) s" >&3
@@ -47,7 +47,7 @@ PROBE_BAND=0.0625
   # The band: two runs of the probe differ by at most BAND at a step (measured, docs/nightly.md).
   # (Once every response of a group scores the cap, 1.0, its advantages are 0: the last step's
   # grad_norm may be 0 by design, the first's may not.)
-  jq -e --argjson band "$PROBE_BAND" 'length >= 2 and (.[-1]."critic/score/mean" - .[0]."critic/score/mean") > 4 * $band
+  jq -e --argjson band "$PROBE_BAND" 'length >= 2 and (.[-1]."critic/score/mean" - .[0]."critic/score/mean") > 3 * $band
     and .[0]."actor/grad_norm" > 0' <<<"$steps" ||
-    fail "the probe's score did not rise by more than 4 x $PROBE_BAND: $(jq -c 'map(."critic/score/mean")' <<<"$steps")"
+    fail "the probe's score did not rise by more than 3 x $PROBE_BAND: $(jq -c 'map(."critic/score/mean")' <<<"$steps")"
 }
