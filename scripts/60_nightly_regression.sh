@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # 60_nightly_regression.sh: the v1.1 acceptance suite, unattended: brings the
 # cluster up (00, 01, 20, 21), prepares data and model (30, skipped when
-# present), snapshots the code (31; CODE_ID or the tree's commit), submits
-# the jobs of the suite file MVP_NIGHTLY_SUITE (default config/nightly.yaml:
-# PPO twice, GRPO and SFT through 40, 40, 41, 42; a JobSpec or a verl command
-# line through 43) one after another (each needs every
+# present), snapshots the code (31; CODE_ID or the tree's commit), copies the
+# runbook's reward functions (templates/rewards/) to the shared root's
+# user/code/, submits the jobs of the suite file MVP_NIGHTLY_SUITE (default
+# config/nightly.yaml: PPO twice, GRPO and SFT through 40, 40, 41, 42, and on
+# CPU-profile nights the learning probe through 43; a JobSpec or a verl
+# command line through 43) one after another (each needs every
 # GPU), waits for each (MVP_JOB_TIMEOUT from its submission),
 # judges every job against the v1.1 runbook spec (docs/spec.md) and writes
 # <SHARED_ROOT>/regressions/<run id>/{nightly.log,plan.json,report.json,report.md,report.html}
@@ -35,7 +37,7 @@ set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # What this script takes beyond the common flags: the source of its --help
 # and of docs/scripts.md (mvp::flags::spec).
-mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft; ppo = ppo1,ppo2: a name that jobs' names extend with a number)" \
+mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of the suite's job names (default suite: ppo1, ppo2, grpo, sft, and learn on CPU nights; ppo = ppo1,ppo2: a name that jobs' names extend with a number)" \
   "--control  a same-night control first (MVP_NIGHTLY_CONTROL=1): the last good night's snapshot and tonight's each run a short probe (grpo, 2 steps, fixed seed), judged as a pair"
 
 # read_suite ONLY: the night's plan from the suite file (MVP_NIGHTLY_SUITE,
@@ -102,6 +104,23 @@ step() {
   fi
 }
 
+# install_rewards: the runbook's reward functions (templates/rewards/*.py)
+# in the shared root's user/code/, where a JobSpec's reward_fn_path finds them
+# (the suite's learning probe names user/code/learning_probe.py); a file
+# already the same is left as it is.
+install_rewards() {
+  local dir f
+  dir=$(mvp::config::layout user_code)
+  mkdir -p "$dir"
+  for f in "$MVP_REPO"/templates/rewards/*.py; do
+    if cmp -s "$f" "$dir/${f##*/}"; then
+      mvp::log::skip "user/code/${f##*/} (the same as templates/rewards/${f##*/})"
+    else
+      cp "$f" "$dir/" && mvp::log::info "templates/rewards/${f##*/} copied to user/code/"
+    fi
+  done
+}
+
 run_steps() {
   local s
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
@@ -119,6 +138,7 @@ run_steps() {
   fi
   CODE_USED=${answer[code_id]:-}
   export CODE_ID=$CODE_USED
+  install_rewards
   ((CONTROL == 0)) || control_pair
 
 
@@ -240,7 +260,7 @@ check_settings() {
 print_plan() {
   local regressions=$1 i
   echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
-  echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree})"
+  echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree}); the runbook's reward functions (templates/rewards/) copied to user/code/"
   ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
   for i in "${JOBS[@]}"; do
     job_words "$i"

@@ -332,7 +332,8 @@ def _nightly_jobs(k: K8s, settings) -> tuple:
     from .nightly import suite
     where = suite.resolve(settings.nightly_suite or suite.DEFAULT, REPO)
     try:
-        planned = suite.night(where, k.nightly_only, settings.nightly_resume, list(settings.nightly_overrides))[0]
+        planned = suite.night(where, k.nightly_only, settings.nightly_resume, list(settings.nightly_overrides),
+                              settings.trainer_profile)[0]
     except MvpError as exc:
         if not str(exc).startswith("--only: "):
             raise

@@ -34,6 +34,10 @@ kuberay_env() {
   export SHARED_ROOT="$1/shared root" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4 CODE_ID=""
   [[ -d $SHARED_ROOT ]] && return 0
   mvp_check_root Qwen/Qwen2.5-0.5B-Instruct "$1/preflight" "$1/data"
+  # The learning probe's template names the CPU profile's tiny model and its reward in user/code/.
+  mvp_model_files "$SHARED_ROOT/common/models/mvp-tiny/qwen2"
+  mkdir -p "$SHARED_ROOT/user/code"
+  cp "$MVP_REPO/templates/rewards/learning_probe.py" "$SHARED_ROOT/user/code/"
 }
 
 # plant FILE KIND 'PYTHON': the ported rules' answer on FILE's KIND document

@@ -60,6 +60,32 @@ refused() {
   [[ $stderr == *"resume fidelity (MVP_NIGHTLY_RESUME=ppo2: ppo2 is not among tonight's jobs)"* ]]
 }
 
+@test "the learning probe (profiles: [cpu]) runs on CPU nights only: the default suite plans it fifth on MVP_TRAINER_PROFILE=cpu, not on a GPU night, where --only learn says why; a bad profiles: is refused" {
+  T=$MVP_JOB_TIMEOUT
+  MVP_TRAINER_PROFILE=cpu plan
+  assert_success
+  mapfile -t planned < <(grep '^  then [a-z0-9_]*:' <<<"$output")
+  assert_equal "${#planned[@]}" 5
+  assert_equal "${planned[4]}" "  then learn: scripts/43_submit_jobspec.sh $MVP_REPO/templates/jobspecs/learning_probe.yaml --wait --override actor_rollout_ref.actor.optim.lr=3e-2 --override trainer.total_training_steps=10 (at most ${T}s from its submission)"
+  assert_line --partial "the runbook's reward functions (templates/rewards/) copied to user/code/"
+  # A GPU night: the four jobs; the probe's name is known (its overrides are taken) but not run.
+  MVP_NIGHTLY_OVERRIDES="learn:a=1" plan
+  assert_success
+  assert_equal "$(grep '^  then [a-z0-9_]*:' <<<"$output" | cut -d: -f1 | paste -sd' ')" "  then ppo1   then ppo2   then grpo   then sft"
+  plan --only learn
+  assert_failure 1
+  assert_equal "$(grep '^ERROR:' <<<"$stderr")" "ERROR: --only: 'learn' runs on the trainer profile cpu only (its profiles: in $MVP_REPO/config/nightly.yaml); use ppo1, ppo2, grpo, sft (ppo = ppo1, ppo2)"
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    profiles: [tpu]\n' >"$SUITE"
+  refused
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): profiles: 'tpu' is not a trainer profile (MVP_TRAINER_PROFILE); use gpu, cpu, gpu-smoke"
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    profiles: cpu\n' >"$SUITE"
+  refused
+  [[ $ERR == *"jobs[0] (a): profiles must be a non-empty list of trainer profiles: gpu, cpu, gpu-smoke" ]]
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    profiles: [cpu]\n' >"$SUITE"
+  refused
+  assert_equal "$ERR" "ERROR: $SUITE: no job runs on the trainer profile gpu (each names other profiles:); give one job without profiles:, or one that names it"
+}
+
 @test "a team's two-job suite, a JobSpec and a verl command line, shows in --dry-run with its overrides, retries and checks; the quoting of a value with spaces survives" {
   cat >"$SUITE" <<EOF
 jobs:
@@ -147,7 +173,7 @@ EOF
   [[ $ERR == *"jobs[0] (a): give exactly one of spec"* ]]
   printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    retry: 1\n' >"$SUITE"
   refused
-  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): unknown field 'retry'; an entry has name, spec, command, overrides, checks, retries"
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): unknown field 'retry'; an entry has name, spec, command, overrides, checks, retries, profiles"
   printf 'jobs:\n  - just a string\n' >"$SUITE"
   refused
   [[ $ERR == *"jobs[0]: an entry is a mapping"* ]]
@@ -204,7 +230,7 @@ EOF
 }
 
 @test "a host python without PyYAML (compose, ssh: the system's python3) is one ERROR line saying how to get it, no traceback" {
-  MVP_NIGHTLY_SUITE=config/nightly.yaml MVP_NIGHTLY_RESUME=ppo2 MVP_NIGHTLY_OVERRIDES="" \
+  MVP_NIGHTLY_SUITE=config/nightly.yaml MVP_NIGHTLY_RESUME=ppo2 MVP_NIGHTLY_OVERRIDES="" MVP_TRAINER_PROFILE=gpu \
     run --separate-stderr "$MVP_REPO/.venv/bin/python" -c 'import sys
 sys.modules["yaml"] = None  # import yaml raises ImportError, as where it is not installed
 sys.path.insert(0, sys.argv[1] + "/helpers")

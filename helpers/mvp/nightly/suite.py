@@ -14,7 +14,9 @@ from .. import cmdline, jobspec, kv
 from ..errors import MvpError
 
 NAME = re.compile(r"[a-z0-9_]+\Z")
-FIELDS = ("name", "spec", "command", "overrides", "checks", "retries")
+FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles")
+# MVP_TRAINER_PROFILE's values (profile.PROFILES), which `profiles:` names.
+PROFILES = ("gpu", "cpu", "gpu-smoke")
 # The runbook's own templates go through their scripts (40-42), as the night
 # always submitted them: with MVP_MODEL_ID's model, the one step 30 prepares.
 TEMPLATE_SCRIPTS = {"ppo.yaml": "40_submit_ppo_epoch1", "grpo.yaml": "41_submit_grpo_epoch1",
@@ -32,7 +34,7 @@ class Job:
 
     def __init__(self, name: str, script: str, spec: str, command: list, workload: str):
         self.name, self.script, self.spec, self.command, self.workload = name, script, spec, command, workload
-        self.overrides, self.checks, self.retries = [], [], None
+        self.overrides, self.checks, self.retries, self.profiles = [], [], None, []
 
     def same_submission(self, other) -> bool:
         """Both submit the same thing (script, JobSpec, command line, overrides)."""
@@ -101,6 +103,7 @@ def _entry(entry, where: str, repo: Path) -> Job:
     job.overrides = _overrides(entry.get("overrides", []), where)
     job.checks = _checks(entry.get("checks"), where)
     job.retries = _retries(entry.get("retries"), where)
+    job.profiles = _profiles(entry.get("profiles"), where)
     return job
 
 
@@ -164,7 +167,26 @@ def _retries(value, where: str):
     return value
 
 
-def select(jobs: list, only: str, where: Path) -> list:
+def _profiles(items, where: str) -> list:
+    if items is None:
+        return []
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise MvpError(f"{where}: profiles must be a non-empty list of trainer profiles: {', '.join(PROFILES)}")
+    bad = [p for p in items if p not in PROFILES]
+    if bad:
+        raise MvpError(f"{where}: profiles: '{bad[0]}' is not a trainer profile (MVP_TRAINER_PROFILE); use "
+                       f"{', '.join(PROFILES)}")
+    return list(items)
+
+
+def for_profile(jobs: list, profile: str) -> list:
+    """The jobs a night on trainer profile `profile` runs: those with no
+    `profiles:`, and those whose `profiles:` name it (the learning probe,
+    sized for the CPU profile's tiny model, runs on CPU nights only)."""
+    return [j for j in jobs if not j.profiles or profile in j.profiles]
+
+
+def select(jobs: list, only: str, where: Path, skipped: list = ()) -> list:
     """The jobs of --only (a comma list of names; a name that is no job's but
     that jobs' names extend with a number picks those: ppo = ppo1, ppo2), in
     --only's order (a job named twice runs once); every job, in the suite's
@@ -176,6 +198,10 @@ def select(jobs: list, only: str, where: Path) -> list:
     for word in filter(None, only.split(",")):
         group = [n for n in names if n == word or (word and re.fullmatch(re.escape(word) + r"[0-9]+", n))]
         if not group:
+            other = next((j for j in skipped if j.name == word), None)
+            if other:
+                raise MvpError(f"--only: '{word}' runs on the trainer profile {', '.join(other.profiles)} only (its "
+                               f"profiles: in {where}); use {', '.join(names)}{_groups(names)}")
             raise MvpError(f"--only: '{word}' is not a nightly job of {where}; use {', '.join(names)}{_groups(names)}")
         wanted += [n for n in group if n not in wanted]
     return [jobs[names.index(n)] for n in wanted]
@@ -214,17 +240,19 @@ def plan_resume(jobs: list, selected: list, resume: str, where: Path) -> tuple:
         return selected, resume, ref, ""
     extra = Job(resume + RESUMED, target.script, target.spec, target.command, target.workload)
     extra.overrides, extra.checks, extra.retries = target.overrides, target.checks, target.retries
+    extra.profiles = target.profiles
     out = []
     for j in selected:
         out += [j, extra] if j is target else [j]
     return out, extra.name, ref, ""
 
 
-def night_overrides(jobs: list, words: list) -> dict:
+def night_overrides(jobs: list, words: list, known: list = ()) -> dict:
     """MVP_NIGHTLY_OVERRIDES (JOB:KEY=VALUE words) by job name; a resumed extra
-    run gets those of the job it repeats."""
+    run gets those of the job it repeats. A word for a job of `known` that
+    tonight's profile does not run is taken and unused."""
     names = [j.name for j in jobs]
-    out = {n: [] for n in names}
+    out = {n: [] for n in [*names, *(j.name for j in known)]}
     for item in words:
         job, sep, rest = item.partition(":")
         if not sep or job not in out or not re.match(r"[^=]+=", rest):
@@ -255,19 +283,25 @@ DEFAULT = "config/nightly.yaml"
 REPO = Path(__file__).resolve().parents[3]
 
 
-def night(where: Path, only: str, resume: str, override_words: list) -> tuple:
-    """The night of the suite file `where`: (jobs in order, resumed job,
-    its reference, why resume fidelity is skipped, the night's overrides by
-    job); MvpError for a bad file, --only, MVP_NIGHTLY_RESUME or overrides."""
-    jobs = load(where, REPO)
-    planned, resume_job, resume_ref, skip = plan_resume(jobs, select(jobs, only, where), resume, where)
-    return planned, resume_job, resume_ref, skip, night_overrides(jobs, override_words)
+def night(where: Path, only: str, resume: str, override_words: list, profile: str) -> tuple:
+    """The night of the suite file `where` on trainer profile `profile`: (jobs
+    in order, resumed job, its reference, why resume fidelity is skipped, the
+    night's overrides by job); MvpError for a bad file, --only,
+    MVP_NIGHTLY_RESUME or overrides."""
+    every = load(where, REPO)
+    jobs = for_profile(every, profile)
+    if not jobs:
+        raise MvpError(f"{where}: no job runs on the trainer profile {profile} (each names other profiles:); give "
+                       "one job without profiles:, or one that names it")
+    skipped = [j for j in every if j not in jobs]
+    planned, resume_job, resume_ref, skip = plan_resume(jobs, select(jobs, only, where, skipped), resume, where)
+    return planned, resume_job, resume_ref, skip, night_overrides(jobs, override_words, skipped)
 
 
 def main(args, settings) -> int:
     where = resolve(settings.nightly_suite or DEFAULT, REPO)
     planned, resume_job, resume_ref, skip, extra = night(where, args.only, settings.nightly_resume,
-                                                         list(settings.nightly_overrides))
+                                                         list(settings.nightly_overrides), settings.trainer_profile)
     if args.count:
         kv.emit(("jobs", len(planned)))
         return 0
