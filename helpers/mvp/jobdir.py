@@ -6,7 +6,7 @@ config/ at submission, logs/ while it runs, debug/ and result.json when it
 ends (archive.py). jobs/.index lists every claimed directory with its
 submission time, so a listing reads the newest few directories, not all of
 them. Standard library and fsutil only: the job's launcher, log keepers and
-stopper load it on the worker."""
+stopper load it on the worker as a top-level module (tests/unit/worker_side.bats)."""
 import fcntl
 import json
 import os
@@ -16,10 +16,8 @@ from typing import Optional
 
 try:
     from . import fsutil
-    from .errors import MvpError
 except ImportError:  # loaded by launch.py, the log keepers or the stopper as a top-level module
     import fsutil
-    from errors import MvpError
 
 # Every file and directory of a job directory: (name, path relative to it,
 # what it holds). shared-layout.txt lists them as comments (00 creates no
@@ -155,6 +153,7 @@ class JobDir:
 def claim(job: Path) -> Path:
     """Creates the job directory; mkdir is atomic, so two submitters of one id
     cannot both win, and an existing directory is never touched."""
+    from .errors import MvpError  # here: the job's worker loads this file as a top-level module
     job.parent.mkdir(parents=True, exist_ok=True)
     try:
         job.mkdir(mode=DIR_MODE)

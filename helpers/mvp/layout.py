@@ -4,6 +4,7 @@ unit test keeps the two equal); bash reads paths from that file through
 mvp::config::layout, so no path is spelled twice."""
 from pathlib import Path
 
+from .errors import MvpError
 from .jobdir import FILES as JOB_FILES
 
 # (name, path relative to the shared root, what it holds): 00_prereq_check.sh
@@ -52,7 +53,6 @@ class Layout:
         callers name what they mean and this side, host or node, knows where its root is."""
         rel = Path(name)
         if not name or rel.is_absolute() or ".." in rel.parts:
-            from .errors import MvpError  # here: the job's worker loads this file as a top-level module
             raise MvpError(f"{flag} {name!r}: give it relative to the shared root, as regressions/<run id>")
         return self.root / rel
 
