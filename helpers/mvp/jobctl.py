@@ -44,7 +44,7 @@ def reconcile_main(args, settings) -> int:
     lost = [sid for sid in own if dash.job(sid) is None]
     for sid in lost:
         archive.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
-                             f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
+                              f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
     if others:
         log.info(f"{len(others)} unfinished job(s) of other clusters on this shared root left to them: "
                  + ", ".join(f"{sid} ({name})" for sid, name in others))

@@ -132,4 +132,4 @@ def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: fl
         return archive.finalize(jd, dash, submission_id, job, node_ray_dirs=node_ray_dirs)
     log.step(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
     return archive.finalize(jd, dash, submission_id, _stop(dash, submission_id), timed_out=True,
-                           node_ray_dirs=node_ray_dirs)
+                            node_ray_dirs=node_ray_dirs)
