@@ -94,7 +94,8 @@ demo: setup
 	  echo && echo "== verl's checkpoints in $$root/jobs/$$id/checkpoints (FSDP shards; go on with 41 --resume-from $$id)" && \
 	  (cd "$$root/jobs/$$id/checkpoints" && find . -maxdepth 3 | sort | sed 's|^\./||' | sed 1d) && \
 	  echo && $(DEMO_ENV) scripts/50_status.sh && \
-	  status=$$(jq -r .status "$$root/jobs/$$id/result.json") && echo "== job $$id: $$status" && [[ $$status == SUCCEEDED ]]
+	  status=$$($(DEMO_ENV) scripts/50_status.sh "$$id" --porcelain | sed -n 's/^status=//p') && \
+	  echo "== job $$id: $$status" && [[ $$status == SUCCEEDED ]]
 	@echo "== the cluster is still up: scripts/50_status.sh shows it, make down stops it"
 
 down:

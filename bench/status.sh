@@ -23,10 +23,10 @@ from pathlib import Path
 from mvp import fsutil, jobdir
 root, n = Path(sys.argv[1]), int(sys.argv[2])
 for i in range(n):
-    jd = jobdir.claim(root / "jobs" / f"ppo-bench-{i:05d}")
-    fsutil.write_text(jd / "config" / "job_spec.json", json.dumps({"resolved": {"workload": "ppo"}}))
-    fsutil.write_json(jd / "result.json", {"status": "SUCCEEDED", "start_time_ms": 1700000000000 + i,
-                                           "driver_node_ip": "127.0.20.3", "driver_on_head": False})
+    jd = jobdir.JobDir(jobdir.claim(root / "jobs" / f"ppo-bench-{i:05d}"))
+    fsutil.write_text(jd.spec, json.dumps({"resolved": {"workload": "ppo"}}))
+    jd.write_result({"status": "SUCCEEDED", "start_time_ms": 1700000000000 + i,
+                     "driver_node_ip": "127.0.20.3", "driver_on_head": False})
 PY
 }
 small=$BENCH_WORK/small-root big=$BENCH_WORK/big-root

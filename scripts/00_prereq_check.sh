@@ -29,17 +29,21 @@ check_shared_root() {
 }
 
 create_layout() {
-  local dir=$MVP_HOST_SHARED_DIR name rel missing=()
-  while read -r name rel _; do
-    [[ -z $name || $name == \#* ]] && continue
-    [[ -d $dir/$rel ]] || missing+=("$dir/$rel")
+  local dir=$MVP_HOST_SHARED_DIR name rel mode missing=() private=() i
+  while read -r name rel mode _; do
+    [[ -z $name || $name == \#* || -d $dir/$rel ]] && continue
+    # A mode before the comment: a directory others may not enter (secrets).
+    if [[ $mode =~ ^0[0-7]{3}$ ]]; then private+=("$mode" "$dir/$rel"); else missing+=("$dir/$rel"); fi
   done <"$MVP_REPO/shared-layout.txt"
-  if ((${#missing[@]} == 0)); then
+  if ((${#missing[@]} + ${#private[@]} == 0)); then
     mvp::log::skip "shared layout under $dir (all directories exist)"
-  else
-    mvp::log::step "creating ${#missing[@]} directories of the shared layout under $dir"
-    mvp::run::cmd mkdir -p "${missing[@]}"
+    return 0
   fi
+  mvp::log::step "creating $((${#missing[@]} + ${#private[@]} / 2)) directories of the shared layout under $dir"
+  ((${#missing[@]} == 0)) || mvp::run::cmd mkdir -p "${missing[@]}"
+  for ((i = 0; i < ${#private[@]}; i += 2)); do
+    mvp::run::cmd mkdir -p -m "${private[i]}" "${private[i + 1]}"
+  done
 }
 
 check_python() {

@@ -38,6 +38,7 @@ from typing import Optional
 from . import fsutil, gpus, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
+from .jobdir import JobDir
 from .layout import Layout
 
 # sysexits' EX_TEMPFAIL: refused for now (GPUs held, others queued, the
@@ -149,8 +150,8 @@ def _drop(path: Path, claim: dict, why: str) -> None:
     if not why:
         return
     job_dir = Path(claim.get("job_dir") or "/nonexistent")
-    # Never submitted (no submit.log): the directory a killed submitter left half-made.
-    if job_dir.is_dir() and not (job_dir / "logs" / "submit.log").exists():
+    # Never submitted (no submission log): the directory a killed submitter left half-made.
+    if job_dir.is_dir() and not JobDir(job_dir).submit_log.exists():
         shutil.rmtree(job_dir, ignore_errors=True)
     log.warn(f"dropped the claim of {claim.get('submission_id')} ({why})")
 

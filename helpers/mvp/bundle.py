@@ -9,7 +9,7 @@ from typing import Optional
 from . import fsutil, progress
 from .dashboard import Dashboard
 from .errors import MvpError
-from .log_keeper import LIVE_NAME, NODES_DIR
+from .jobdir import JobDir
 from .redact import Redactor, env_vars_masked
 
 KINDS = {
@@ -57,18 +57,18 @@ def kept(jd: Path, phase: str, why: str) -> Path:
     why, the job's Ray job id, every log kept in the job directory with its
     size and last write, the newest step they hold and the bundles taken
     while Ray answered (the submission's). Returns its path."""
-    logs = jd / "logs"
-    files = sorted(p for p in list(logs.glob("*")) + list((logs / NODES_DIR).glob("*/*")) if p.is_file())
-    job_hex = logs / "ray_job_id"
+    jd = JobDir(jd)
+    files = sorted(p for p in list(jd.logs.glob("*")) + list(jd.nodes.glob("*/*")) if p.is_file())
+    job_hex = jd.ray_job_id
     data = {
         "why": why,
         "ray_job_id": job_hex.read_text(encoding="utf-8").strip() if job_hex.is_file() else None,
-        "kept_logs": [{"path": str(p.relative_to(jd)), "bytes": p.stat().st_size, "last_written": _iso_mtime(p)}
+        "kept_logs": [{"path": str(p.relative_to(jd.path)), "bytes": p.stat().st_size, "last_written": _iso_mtime(p)}
                       for p in files],
         "progress": progress.of_job(jd),
-        "bundles_from_ray": sorted(p.name for p in (jd / "debug").glob("*.json") if not p.name.endswith("_kept.json")),
+        "bundles_from_ray": sorted(p.name for p in jd.debug.glob("*.json") if not p.name.endswith("_kept.json")),
     }
-    path = jd / "debug" / f"{stamp()}_{phase}_kept.json"
+    path = jd.debug / f"{stamp()}_{phase}_kept.json"
     fsutil.write_json(path, data)
     return path
 
@@ -82,9 +82,8 @@ def kinds_present(debug_dir: Path) -> set:
     return kinds
 
 
-# Ended before its last step: what the bundle says of it (debug/CUT_OFF_NAME).
+# Ended before its last step: what the bundle says of it (JobDir.cut_off).
 CUT_OFF_STATUSES = ("FAILED", "LOST", "STOPPED")
-CUT_OFF_NAME = "cut_off.txt"
 
 
 def cut_off(jd: Path, status: str) -> Optional[str]:
@@ -95,23 +94,23 @@ def cut_off(jd: Path, status: str) -> Optional[str]:
     log it was read from and when that log was last written; None otherwise."""
     if status not in CUT_OFF_STATUSES:
         return None
-    logs = jd / "logs"
+    jd = JobDir(jd)
     found, total = [], 0
     # A worker's steps are in its .out, its progress bar (the total) in its .err.
-    for path in [logs / "driver.log", logs / LIVE_NAME] + sorted((logs / NODES_DIR).glob("*/worker-*")):
+    for path in [jd.driver_log, jd.live_log] + sorted(jd.nodes.glob("*/worker-*")):
         if path.is_file():
             p = progress.of_file(path)
             if p:
                 found.append((p["step"], path))
             total = max(total, progress.bar_total(path) or 0)
     if not found:
-        line = f"cut off before its first step (ended {status}; no step line in {logs})"
+        line = f"cut off before its first step (ended {status}; no step line in {jd.logs})"
     else:
         step, path = max(found, key=lambda f: f[0])
         if total and step >= total:
             return None
         when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         line = (f"cut off at step {step}" + (f" of {total}" if total else "")
-                + f" (ended {status}; newest step in {path.relative_to(jd)}, last written {when})")
-    fsutil.write_text(jd / "debug" / CUT_OFF_NAME, line + "\n")
+                + f" (ended {status}; newest step in {path.relative_to(jd.path)}, last written {when})")
+    fsutil.write_text(jd.cut_off, line + "\n")
     return line

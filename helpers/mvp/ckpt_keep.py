@@ -20,7 +20,8 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, log
+from . import log
+from .jobdir import JobDir
 
 KEY = {"sft": "trainer.max_ckpt_to_keep", "ppo": "trainer.max_actor_ckpt_to_keep",
        "grpo": "trainer.max_actor_ckpt_to_keep"}
@@ -28,7 +29,7 @@ TRACKER = "latest_checkpointed_iteration.txt"
 
 
 def _resolved(job_dir: Path) -> dict:
-    return (fsutil.read_json(job_dir / "config" / "job_spec.json", {}) or {}).get("resolved") or {}
+    return JobDir(job_dir).resolved()
 
 
 def limit(resolved: dict) -> Optional[int]:
@@ -40,7 +41,7 @@ def limit(resolved: dict) -> Optional[int]:
 
 def complete(job_dir: Path) -> list:
     """(step, path) of the job's complete checkpoints, oldest first."""
-    root = job_dir / "checkpoints"
+    root = JobDir(job_dir).checkpoints
     try:
         latest = int((root / TRACKER).read_text().strip())
     except (OSError, ValueError):

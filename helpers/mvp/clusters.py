@@ -1,6 +1,6 @@
 """<SHARED_ROOT>/clusters/<MVP_CLUSTER_NAME>.json: the head that last started
 under a cluster name. Clusters sharing a root tell their jobs apart by that
-name (jobdir.cluster_of), so two live clusters must never share one: a head
+name (JobDir.cluster), so two live clusters must never share one: a head
 that starts under the name of another cluster that still answers is refused
 before it reconciles anything of that name."""
 import os

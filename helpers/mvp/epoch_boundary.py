@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from .jobdir import JobDir
 from .errors import MvpError
 
 ISSUE = "https://github.com/verl-project/verl/issues/7401"
@@ -28,14 +28,13 @@ HANDLER = Path("verl/utils/checkpoint/checkpoint_handler.py")
 def steps_per_epoch(job_dir: Path) -> Optional[int]:
     """verl's own number, from the job's tqdm bar; else the train rows // batch
     (the parquet's metadata), None when neither can be read."""
-    for name in ("driver.log", "driver.live.log"):
-        path = job_dir / "logs" / name
+    jd = JobDir(job_dir)
+    for path in (jd.driver_log, jd.live_log):
         if path.is_file():
             totals = BAR.findall(path.read_text(encoding="utf-8", errors="replace"))
             if totals:
                 return int(totals[-1])
-    overrides = ((fsutil.read_json(job_dir / "config" / "job_spec.json", {}) or {}).get("resolved") or {}).get(
-        "trainer_overrides") or {}
+    overrides = jd.resolved().get("trainer_overrides") or {}
     try:
         import pyarrow.parquet as pq
         files = str(overrides["data.train_files"]).strip("[]'\" ").split(",")

@@ -20,11 +20,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, runenv
+from . import fsutil
 from .errors import MvpError
-from .layout import JOB_FILES
+from .jobdir import JobDir
 
-FILES = {name: rel for name, rel, _ in JOB_FILES}
 # The keys a person reads first; the rest (each package) after them.
 FIRST = ("snapshot.id", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",
          "ray", "image", "runtime", "auth_mode", "cluster.nodes", "cluster.workers", "cluster.worker_cpus",
@@ -52,7 +51,8 @@ def snapshot(code_path: str, code_id: Optional[str]) -> dict:
 
 
 def _submit_nodes(jd: Path) -> list:
-    found = sorted((jd / "debug").glob("*_submit_nodes.json")) or sorted((jd / "debug").glob("*_final_nodes.json"))
+    debug = JobDir(jd).debug
+    found = sorted(debug.glob("*_submit_nodes.json")) or sorted(debug.glob("*_final_nodes.json"))
     return (fsutil.read_json(found[0], []) or []) if found else []
 
 
@@ -63,7 +63,7 @@ def _nodes(jd: Path, head_ray: Optional[str]) -> list:
         if n.get("state") != "ALIVE":
             continue
         res = n.get("resources_total") or {}
-        own = fsutil.read_json(runenv.node_file(jd, str(n.get("node_ip"))), {}) or {}
+        own = fsutil.read_json(JobDir(jd).node_env(str(n.get("node_ip"))), {}) or {}
         head = bool(n.get("is_head_node"))
         ray, source = (head_ray, "the dashboard (the head's Ray)") if head else (own.get("ray"), "the node's log keeper")
         out.append({"ip": n.get("node_ip"), "head": head, "cpus": res.get("CPU", 0), "gpus": res.get("GPU", 0),
@@ -72,9 +72,10 @@ def _nodes(jd: Path, head_ray: Optional[str]) -> list:
 
 
 def assemble(jd: Path, head_ray: Optional[str]) -> dict:
-    resolved = (fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}).get("resolved") or {}
-    host = fsutil.read_json(jd / FILES["fingerprint_submitted"], {}) or {}
-    driver = fsutil.read_json(jd / FILES["env_driver"], {}) or {}
+    jd = JobDir(jd)
+    resolved = jd.resolved()
+    host = fsutil.read_json(jd.fingerprint_submitted, {}) or {}
+    driver = fsutil.read_json(jd.env_driver, {}) or {}
     nodes = _nodes(jd, head_ray)
     workers = [n for n in nodes if not n["head"]]
     return {
@@ -100,7 +101,7 @@ def head_ray_version(dash) -> Optional[str]:
 def write_job(jd: Path, dash) -> None:
     """<job dir>/fingerprint.json, when the job is archived; never fails the archiving."""
     try:
-        fsutil.write_json(jd / FILES["fingerprint"], assemble(jd, head_ray_version(dash)))
+        fsutil.write_json(JobDir(jd).fingerprint, assemble(jd, head_ray_version(dash)))
     except OSError:
         pass
 

@@ -4,24 +4,34 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import ckpt_keep, clusters, jobdir, jobwait, log
+from . import archive, ckpt_keep, clusters, jobdir, jobwait, kv, log
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
-from .log_keeper import LIVE_NAME, NODES_DIR
+from .jobdir import JobDir
 from .redact import Redactor
 
 FOLLOW_POLL_S = 1.0
 
 
 def wait_main(args, settings) -> int:
-    dash = Dashboard(settings.dashboard_url)
-    jobwait.now(dash, args.submission_id)
-    result = jobwait.wait(settings.jobs_dir / args.submission_id, dash, args.submission_id,
-                          args.timeout or settings.job_timeout, settings.lost_after, jobdir.node_logs(settings))
-    ckpt_keep.enforce(settings.jobs_dir, args.submission_id)
-    log.step(f"job {args.submission_id} ended {result['status']}; driver on {result['driver_node_ip']} "
-             f"(head: {result['driver_on_head']}); result.json written")
+    """`wait ID`: answers status=STATUS (the output contract), what 40-44's
+    --retry reads instead of the archive; exit 0 only if it SUCCEEDED in time."""
+    result = wait_for(args.submission_id, args.timeout, settings)
+    kv.emit(("status", result["status"]))
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
+
+
+def wait_for(sid: str, timeout, settings) -> dict:
+    """Waits for the job to end, archives it, applies the chain's checkpoint
+    limit; the job's result (result.json's content)."""
+    dash = Dashboard(settings.dashboard_url)
+    jobwait.now(dash, sid)
+    result = jobwait.wait(settings.jobs_dir / sid, dash, sid, timeout or settings.job_timeout, settings.lost_after,
+                          archive.node_logs(settings))
+    ckpt_keep.enforce(settings.jobs_dir, sid)
+    log.step(f"job {sid} ended {result['status']}; driver on {result['driver_node_ip']} "
+             f"(head: {result['driver_on_head']}); archived in {settings.jobs_dir / sid}")
+    return result
 
 
 def reconcile_main(args, settings) -> int:
@@ -33,8 +43,8 @@ def reconcile_main(args, settings) -> int:
     own, others = jobdir.unfinished(settings.jobs_dir, settings.cluster_name)
     lost = [sid for sid in own if dash.job(sid) is None]
     for sid in lost:
-        jobdir.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
-                             f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
+        archive.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
+                              f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
     if others:
         log.info(f"{len(others)} unfinished job(s) of other clusters on this shared root left to them: "
                  + ", ".join(f"{sid} ({name})" for sid, name in others))
@@ -60,7 +70,7 @@ def logs_main(args, settings) -> int:
     if job is not None and job["status"] in TERMINAL:
         # An ended job is archived first: its copy holds the log even when
         # the dashboard cannot serve it (the driver's node died).
-        jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+        archive.finalize_if_ended(jd, dash, sid, job, settings)
         if not _ray_serves_log(dash, sid, jd):
             job = None
     if job is None:
@@ -68,7 +78,7 @@ def logs_main(args, settings) -> int:
     redactor = Redactor.for_job(job)
     if args.steps and not args.follow:
         _show(redactor.text(dash.job_logs(sid)), args)
-        jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+        archive.finalize_if_ended(jd, dash, sid, job, settings)
         return 0
     emit = _step_rows if args.steps else _log_text
     shown = 0
@@ -82,7 +92,7 @@ def logs_main(args, settings) -> int:
         # One more read: lines printed between the last read and the end.
         emit(redactor.text(dash.job_logs(sid)), shown)
         log.info(f"job {sid} ended {job['status']}")
-    jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+    archive.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
 
 
@@ -95,8 +105,8 @@ def _ray_serves_log(dash: Dashboard, sid: str, jd: Path) -> bool:
         served = dash.job_logs(sid)
     except MvpError:
         return False
-    logs = jd / "logs"
-    return served != "" or not any(p.is_file() and p.stat().st_size for p in (logs / "driver.log", logs / LIVE_NAME))
+    jd = JobDir(jd)
+    return served != "" or not any(p.is_file() and p.stat().st_size for p in (jd.driver_log, jd.live_log))
 
 
 def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:
@@ -115,32 +125,31 @@ def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:
         why = "Ray lost the job (its directory is here; Ray does not list it: the head restarted since?)"
     else:
         why = f"the cluster does not answer ({down})"
-    logs = jd / "logs"
-    driver = next((p for p in (logs / "driver.log", logs / LIVE_NAME) if p.is_file()), None)
-    nodes = sorted(p for p in (logs / NODES_DIR).glob("*/worker-*") if p.is_file())
+    jd = JobDir(jd)
+    driver, nodes = jd.kept_driver_log(), jd.node_worker_logs()
     if driver is None and not nodes:
-        missing = logs / "driver.log.missing"
+        missing = jd.driver_log_missing
         detail = f": {missing.read_text(encoding='utf-8').strip()}" if missing.is_file() else ""
         raise MvpError(f"job {sid}: {why}, and no copy was archived{detail}")
-    _say_shown(sid, why, down, driver, nodes, logs)
+    _say_shown(sid, why, down, driver, nodes, jd)
     parts = [driver.read_text(encoding="utf-8", errors="replace")] if driver else []
     for p in nodes:
         text = p.read_text(encoding="utf-8", errors="replace")
-        parts.append(text if args.steps else f"==> {p.relative_to(jd)} <==\n{text}")
+        parts.append(text if args.steps else f"==> {p.relative_to(jd.path)} <==\n{text}")
     _show("".join(t if t.endswith("\n") or not t else t + "\n" for t in parts), args)
     return 0
 
 
-def _say_shown(sid: str, why: str, down: str, driver, nodes: list, logs: Path) -> None:
+def _say_shown(sid: str, why: str, down: str, driver, nodes: list, jd: JobDir) -> None:
     """The one line before the kept logs: why they are shown and which;
     a WARN with the copies' last sync when the cluster does not answer."""
     if driver is None:
         shown = "no driver log was kept"
-    elif driver.name == "driver.log":
+    elif driver == jd.driver_log:
         shown = "showing the archived driver log"
     else:
         shown = f"showing the copy its node kept while it ran ({driver}, up to its last copy)"
-    shown += f", then the {len(nodes)} worker log(s) its nodes kept ({logs / NODES_DIR})" if nodes else ""
+    shown += f", then the {len(nodes)} worker log(s) its nodes kept ({jd.nodes})" if nodes else ""
     if not down:
         log.info(f"job {sid}: {why}; {shown}")
         return
@@ -184,5 +193,5 @@ def stop_main(args, settings) -> int:
         log.step(f"stopping {sid} ({job['status']})")
         job = jobwait.stop(dash, sid)
         log.info(f"job {sid} is {job['status']}")
-    jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+    archive.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     return 0

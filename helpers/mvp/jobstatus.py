@@ -12,9 +12,10 @@ either: a job Ray forgot (a restarted cluster) answers from its result.json."""
 import json
 import sys
 
-from . import fsutil, jobdir, kv, progress
+from . import archive, kv, progress
 from .dashboard import Dashboard
 from .errors import MvpError
+from .jobdir import JobDir
 from .jobspec import check_id
 from .redact import Redactor
 from .status import last_known
@@ -24,18 +25,19 @@ def _from_ray(job: dict) -> dict:
     return {"submission_id": job.get("submission_id"), "status": job.get("status"), "source": "ray",
             "message": Redactor.for_job(job).text(job.get("message") or ""),
             "start_time_ms": job.get("start_time"), "end_time_ms": job.get("end_time"),
-            "driver_node_ip": jobdir.driver_location(job, {}, set())["driver_node_ip"]}
+            "driver_node_ip": archive.driver_location(job, {}, set())["driver_node_ip"]}
 
 
 def _from_archive(jd, sid: str, down: str) -> dict:
     """What the job directory says: result.json's final status, else (the
     cluster does not answer) the last known one, with a "?" as 50 shows it."""
-    result = fsutil.read_json(jd / "result.json")
+    jd = JobDir(jd)
+    result = jd.read_result()
     if result:
         return {"submission_id": sid, "status": result.get("status"), "source": "archive",
                 "message": result.get("message") or "", "start_time_ms": result.get("start_time_ms"),
                 "end_time_ms": result.get("end_time_ms"), "driver_node_ip": result.get("driver_node_ip")}
-    known = last_known(jd) if down and (jd / "config").is_dir() else {}
+    known = last_known(jd) if down and jd.config.is_dir() else {}
     if known.get("status"):
         return {"submission_id": sid, "status": f"{known['status']}?", "source": "last_known",
                 "message": f"the cluster does not answer; last known from {known['from']}",
@@ -55,7 +57,7 @@ def lookup(settings, dash: Dashboard, sid: str) -> dict:
         job, down = None, str(exc)
     if job is None:
         return _from_archive(jd, sid, down)
-    jobdir.finalize_if_ended(jd, dash, sid, job, settings)
+    archive.finalize_if_ended(jd, dash, sid, job, settings)
     row = _from_ray(job)
     # From the log its node keeps in the job directory: no Ray call.
     steps = progress.of_job(jd) if row["status"] == "RUNNING" else None

@@ -1,12 +1,12 @@
 """Waiting on a submitted job: polling Ray until it ends, stopping it at its
-deadline, then archiving it in its job directory (jobdir.finalize). When the
+deadline, then archiving it in its job directory (archive.finalize). When the
 cluster goes away under the wait, the job is archived as LOST. While it
 runs, its progress (progress.py) shows: a line rewritten in place on a
 terminal, a plain line at most every PROGRESS_LINE_S otherwise (cron, CI)."""
 import sys
 import time
 
-from . import jobdir, log, progress
+from . import archive, log, progress
 from .dashboard import TERMINAL, Dashboard
 from .errors import MvpError
 
@@ -127,9 +127,9 @@ def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: fl
     except ClusterLost as lost:
         shown.end_line()
         log.warn(f"job {submission_id}: the cluster went away ({lost.evidence}); archiving it as LOST")
-        return jobdir.finalize_lost(jd, submission_id, lost.last, lost.evidence, node_ray_dirs)
+        return archive.finalize_lost(jd, submission_id, lost.last, lost.evidence, node_ray_dirs)
     if job["status"] in TERMINAL:
-        return jobdir.finalize(jd, dash, submission_id, job, node_ray_dirs=node_ray_dirs)
+        return archive.finalize(jd, dash, submission_id, job, node_ray_dirs=node_ray_dirs)
     log.step(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
-    return jobdir.finalize(jd, dash, submission_id, _stop(dash, submission_id), timed_out=True,
-                           node_ray_dirs=node_ray_dirs)
+    return archive.finalize(jd, dash, submission_id, _stop(dash, submission_id), timed_out=True,
+                            node_ray_dirs=node_ray_dirs)

@@ -10,10 +10,9 @@ the versions and packages it runs with (runenv.py) and, when the nightly
 asks, the watcher that interrupts the job at a step (stopper.py), prints
 where `verl` is imported from and which code snapshot PYTHONPATH selected,
 then replaces itself with the trainer, whose arguments it reads from
-<job dir>/config/job_spec.json. The arguments never pass through a shell, so
+<job dir>/config/job_spec.json (JobDir.spec). The arguments never pass through a shell, so
 overrides with spaces, quotes, $(...) or ; arrive byte for byte."""
 import importlib.util
-import json
 import os
 import re
 import sys
@@ -21,6 +20,7 @@ import sys
 import log_keeper  # beside this file, which is sys.path[0] until main() drops it
 import runenv
 import stopper
+from jobdir import JobDir
 
 
 def precheck() -> None:
@@ -55,8 +55,7 @@ def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    with open(os.path.join(sys.argv[1], "config", "job_spec.json"), encoding="utf-8") as f:
-        resolved = json.load(f)["resolved"]
+    resolved = JobDir(sys.argv[1]).load_spec()["resolved"]
     # The launcher's own directory must not shadow anything the trainer imports.
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)

@@ -1,5 +1,5 @@
 """Keeps a copy of the driver's log in the job directory while the job runs
-(standard library, fsutil.py and redact.py only: the launcher loads it on the worker
+(standard library, fsutil.py, jobdir.py and redact.py only: the launcher loads it on the worker
 that holds the driver, before the trainer replaces the launcher).
 
 Ray keeps the driver log on the driver's node only; its dashboard serves it
@@ -14,7 +14,7 @@ session): Ray stops a job by killing the driver and all its descendants
 (job_supervisor.py: job_process.children(recursive=True)), which must not
 take the last copy with it. It ends when the driver does, after that copy.
 It holds an exclusive flock on the copy while it lives, so the job's
-archiving (jobdir.finalize) can wait for that last copy (wait_until_done).
+archiving (archive.finalize) can wait for that last copy (wait_until_done).
 
 The Ray logs of the job's TaskRunner and worker actors are on the nodes that
 run them (worker-<worker id>-<job id or ffffffff>-<pid>.out/.err in the
@@ -32,29 +32,25 @@ import fcntl
 import os
 import sys
 import time
-from pathlib import Path
 
 try:
     from . import fsutil, redact, runenv
+    from .jobdir import JobDir
 except ImportError:  # loaded by launch.py as a top-level module
     import fsutil
     import redact
     import runenv
+    from jobdir import JobDir
 
-LIVE_NAME = "driver.live.log"
-# Written beside the copy once the keeper has made its last copy after the
-# driver's end: the copy is then the whole driver log, which archiving keeps
-# as driver.log when neither the dashboard nor the node's Ray logs can be read
+# Its files in the job directory (JobDir): live_log, the copy; live_done,
+# written beside it once the keeper has made its last copy after the driver's
+# end: the copy is then the whole driver log, which archiving keeps as the
+# driver log when neither the dashboard nor the node's Ray logs can be read
 # from where it runs (the driver's Ray processes killed on an ssh, compose or
-# Slurm node that stays up).
-DONE_NAME = ".driver.live.done"
-# <job dir>/logs/NODES_DIR/<node ip>/: each node's Ray worker logs of the job.
-NODES_DIR = "nodes"
-# The job's Ray job id (hex), written by the dispatcher once it knows it.
-JOB_ID_NAME = "ray_job_id"
-# logs/CLOSED_NAME is written by archiving (jobdir.finalize) before it waits
-# for the node keepers: one that starts after it copies nothing.
-CLOSED_NAME = ".archiving"
+# Slurm node that stays up); ray_job_id, the job's Ray job id (hex), written
+# by the dispatcher once it knows it; node_copy(ip), each node's Ray worker
+# logs of the job. closed is written by archiving (archive.finalize) before
+# it waits for the node keepers: one that starts after it copies nothing.
 # How long a node keeper goes on, once the driver's keeper is done, while the
 # job's workers on its node still write: when the driver's node dies, Ray
 # takes ~30 s to end the job, and a TaskRunner elsewhere trains on meanwhile.
@@ -117,7 +113,8 @@ def start(job_dir: str, every_s: float) -> bool:
             if os.fork() == 0:
                 dispatch(job_dir, os.path.dirname(src), driver, lambda: started(driver) == born, every_s)
             else:
-                keep(src, os.path.join(job_dir, "logs", LIVE_NAME), lambda: started(driver) == born, every_s,
+                jd = JobDir(job_dir)
+                keep(src, (str(jd.live_log), str(jd.live_done)), lambda: started(driver) == born, every_s,
                      redact.Redactor(redact.secret_values(dict(os.environ))))
     finally:
         os._exit(0)
@@ -135,10 +132,11 @@ def started(pid: int):
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
-def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
+def keep(src: str, dst_done: tuple, driver_alive, every_s: float, redactor) -> None:
     """Appends what the driver wrote since the last round, whole lines only
-    (a secret split over two reads would escape the mask), until the driver
-    is gone; then the rest."""
+    (a secret split over two reads would escape the mask), into dst until the
+    driver is gone; then the rest, and writes done ((dst, done) = dst_done)."""
+    dst, done = dst_done
     pos, t0, due = 0, time.monotonic(), sync_times(every_s)
     next_at = next(due)
     # Owner and group only, as every file of a job directory.
@@ -154,8 +152,7 @@ def keep(src: str, dst: str, driver_alive, every_s: float, redactor) -> None:
                     next_at = next(due)
             if not alive:
                 # Before the lock goes: archiving waits for it, then looks.
-                os.close(os.open(os.path.join(os.path.dirname(dst), DONE_NAME), os.O_WRONLY | os.O_CREAT,
-                                 fsutil.FILE_MODE))
+                os.close(os.open(done, os.O_WRONLY | os.O_CREAT, fsutil.FILE_MODE))
                 return
             time.sleep(min(WATCH_S, every_s))
 
@@ -357,10 +354,10 @@ class NodeKeeper:
                 mvp_private_env.load_in_worker()
             node = ray._private.worker._global_node  # this worker's node: its session logs, its address
             runenv.write_node(job_dir, node.node_ip_address)
-            logs = os.path.join(job_dir, "logs")
-            keep_node(node.get_logs_dir_path(), os.path.join(logs, NODES_DIR, node.node_ip_address), job_hex,
-                      node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
-                      redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME))
+            jd = JobDir(job_dir)
+            keep_node(node.get_logs_dir_path(), str(jd.node_copy(node.node_ip_address)), job_hex,
+                      node_job_over(str(jd.live_log)), every_s,
+                      redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed))
         finally:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
@@ -375,7 +372,7 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
         job_hex = ray_job_id(logs_dir, driver_pid, born_at)
     if not job_hex:
         return
-    fsutil.write_text(Path(job_dir) / "logs" / JOB_ID_NAME, job_hex + "\n")
+    fsutil.write_text(JobDir(job_dir).ray_job_id, job_hex + "\n")
     here = os.path.dirname(os.path.abspath(__file__))
     env = {"PYTHONPATH": ":".join([here, os.path.join(os.path.dirname(here), "jobenv"), "${PYTHONPATH}"])}
     if os.environ.get("MVP_PRIVATE_ENV"):
@@ -391,7 +388,7 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
     actor = ray.remote(NodeKeeper)
     own = _keep_own_node(job_dir, logs_dir, job_hex, every_s, ray.get_runtime_context().get_node_id())
     placed = {own.name}
-    while driver_alive() and not os.path.exists(os.path.join(job_dir, "logs", CLOSED_NAME)):
+    while driver_alive() and not JobDir(job_dir).closed.exists():
         for node in ray.nodes():
             if node.get("Alive") and node["NodeID"] not in placed and _can_hold_job_work(node):
                 placed.add(node["NodeID"])
@@ -412,12 +409,12 @@ def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, no
     worker process (about 2 s of CPU each on the test machines)."""
     import threading
     import ray
-    logs = os.path.join(job_dir, "logs")
+    jd = JobDir(job_dir)
     ip = ray._private.worker._global_node.node_ip_address  # as NodeKeeper reads its node's
     runenv.write_node(job_dir, ip)
     own = threading.Thread(name=node_id, target=keep_node, args=(
-        logs_dir, os.path.join(logs, NODES_DIR, ip), job_hex, node_job_over(os.path.join(logs, LIVE_NAME)), every_s,
-        redact.Redactor(redact.secret_values(dict(os.environ))), os.path.join(logs, CLOSED_NAME)))
+        logs_dir, str(jd.node_copy(ip)), job_hex, node_job_over(str(jd.live_log)), every_s,
+        redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed)))
     own.start()
     return own
 

@@ -11,6 +11,7 @@ from jobenv import mvp_private_env
 
 from . import cmdline, epoch_boundary, preflight, profile, redact, snapshot, tracking, workloads
 from .errors import MvpError
+from .jobdir import JobDir
 from .jobspec import check_id
 from .layout import Layout
 from .settings import Settings
@@ -153,16 +154,16 @@ def _resume(layout: Layout, ref: str, workload: str, code_path: Path) -> tuple:
     as it was. SFT from an epoch-boundary checkpoint is refused (verl 7401)."""
     job_id, _, step = ref.partition("/")
     check_id(job_id, "--resume-from")
-    old = layout.job(job_id)
+    old = JobDir(layout.job(job_id))
     try:
-        old_workload = json.loads((old / "config" / "job_spec.json").read_text(encoding="utf-8"))["resolved"]["workload"]
+        old_workload = old.load_spec()["resolved"]["workload"]
     except (OSError, ValueError, KeyError):
         raise MvpError(f"--resume-from {ref}: {old} is not a runbook job directory; "
                        "give the submission id of an earlier job") from None
     if old_workload != workload:
         raise MvpError(f"--resume-from {ref}: that job trained {old_workload}, this one {workload}; "
                        "resume a job of the same workload")
-    checkpoints = old / "checkpoints"
+    checkpoints = old.checkpoints
     if not step:
         try:
             step = "global_step_" + (checkpoints / "latest_checkpointed_iteration.txt").read_text().strip()
@@ -339,7 +340,7 @@ def _stop_at_step(settings: Settings, resumed_from: str):
 
 
 def _cluster_name(address: str, settings: Settings) -> str:
-    """The job record names its cluster (jobdir.cluster_of): a restarted head
+    """The job record names its cluster (JobDir.cluster): a restarted head
     reconciles, and retention removes, its own cluster's jobs only."""
     return settings.cluster_name if address.rstrip("/") == settings.dashboard_url else f"at {address}"
 
@@ -432,9 +433,9 @@ def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict
     writes, its size on this cluster, its inputs, the workload's defaults. A
     custom module's config gets those of its keys that it has."""
     overrides = {
-        "trainer.default_local_dir": str(job_dir / "checkpoints"),
+        "trainer.default_local_dir": str(JobDir(job_dir).checkpoints),
         # Hydra writes its outputs/<date>/<time>/ in the driver's working directory otherwise.
-        "hydra.run.dir": str(job_dir / "hydra"),
+        "hydra.run.dir": str(JobDir(job_dir).hydra),
         "trainer.save_freq": "10", "trainer.total_epochs": "1",
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",

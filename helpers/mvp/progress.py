@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from .log_keeper import LIVE_NAME
+from .jobdir import JobDir
 from .nightly import metrics
 
 # The end of the log holds the newest step and bar; a step line is < 4 KB.
@@ -52,7 +52,7 @@ def of_text(text: str) -> Optional[dict]:
 
 def of_job(job_dir: Path) -> Optional[dict]:
     """The progress in the job's kept log, or None when it has no step yet."""
-    return of_file(job_dir / "logs" / LIVE_NAME)
+    return of_file(JobDir(job_dir).live_log)
 
 
 def of_file(path: Path) -> Optional[dict]:

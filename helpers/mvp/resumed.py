@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil
+from .jobdir import JobDir
 from .nightly import metrics
 
 NAME = "resumed"
@@ -36,7 +36,7 @@ DEFAULT_LOCAL_DIR = "${trainer.default_local_dir}"
 
 
 def resolved(job_dir: Path) -> dict:
-    return (fsutil.read_json(job_dir / "config" / "job_spec.json", {}) or {}).get("resolved") or {}
+    return JobDir(job_dir).resolved()
 
 
 def logged_steps(job_dir: Path) -> list:
@@ -44,12 +44,10 @@ def logged_steps(job_dir: Path) -> list:
     the kept one). A line of validation metrics only is not one: verl
     validates at the checkpoint's step when a resumed run has
     val_before_train on, before it trains the next step."""
-    for name in ("driver.log", "driver.live.log"):
-        path = job_dir / "logs" / name
-        if path.is_file():
-            rows = metrics.step_lines(path.read_text(encoding="utf-8", errors="replace"))
-            return [int(r["step"]) for r in rows if any(k != "step" and not k.startswith("val") for k in r)]
-    return []
+    text = JobDir(job_dir).driver_log_text()
+    if text is None:
+        return []
+    return [int(r["step"]) for r in metrics.step_lines(text) if any(k != "step" and not k.startswith("val") for k in r)]
 
 
 def checkpoint_step(resumed_from: str) -> Optional[int]:

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from . import fsutil, kv, resumed
+from . import kv, resumed
 from .errors import MvpError
+from .jobdir import JobDir
 from .nightly import metrics
 
 # What a retry answers: the trainer failed, or the cluster lost the job.
@@ -37,19 +38,18 @@ def glob_escape(text: str) -> str:
 
 def _record(jobs: Path, sid: str) -> tuple:
     """(result.json, resolved part of job_spec.json) of a job directory."""
-    jd = jobs / sid
-    result = fsutil.read_json(jd / "result.json")
-    spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
-    if result is None or not spec.get("resolved"):
-        raise MvpError(f"job {sid}: {jd} holds no result.json or job_spec.json; only an archived runbook job "
+    jd = JobDir.of(jobs, sid)
+    result, resolved = jd.read_result(), jd.resolved()
+    if result is None or not resolved:
+        raise MvpError(f"job {sid}: {jd} holds no {jd.result.name} or {jd.spec.name}; only an archived runbook job "
                        "can be retried")
-    return result, spec["resolved"]
+    return result, resolved
 
 
 def own_checkpoint(jobs: Path, sid: str) -> Optional[str]:
     """JOB/global_step_N of the job's newest complete checkpoint (verl
     writes the tracker after a complete save), or None."""
-    tracker = jobs / sid / "checkpoints" / "latest_checkpointed_iteration.txt"
+    tracker = JobDir.of(jobs, sid).checkpoints / "latest_checkpointed_iteration.txt"
     try:
         step = int(tracker.read_text().strip())
     except (OSError, ValueError):
@@ -59,12 +59,11 @@ def own_checkpoint(jobs: Path, sid: str) -> Optional[str]:
 
 def last_step(jobs: Path, sid: str) -> Optional[int]:
     """The last training step the job's driver log shows (the final copy, else the kept one)."""
-    for name in ("driver.log", "driver.live.log"):
-        path = jobs / sid / "logs" / name
-        if path.is_file():
-            rows = metrics.step_lines(path.read_text(encoding="utf-8", errors="replace"))
-            return int(rows[-1]["step"]) if rows else None
-    return None
+    text = JobDir.of(jobs, sid).driver_log_text()
+    if text is None:
+        return None
+    rows = metrics.step_lines(text)
+    return int(rows[-1]["step"]) if rows else None
 
 
 def resume_point(jobs: Path, sid: str) -> str:
@@ -114,8 +113,7 @@ def resumed_main(args, settings) -> int:
 
 def resumed_from(jobs: Path, sid: str) -> str:
     """The job's back link, JOB/global_step_N ("" for a job resumed from nothing)."""
-    spec = fsutil.read_json(jobs / sid / "config" / "job_spec.json", {}) or {}
-    return (spec.get("resolved") or {}).get("resumed_from") or ""
+    return JobDir.of(jobs, sid).resolved().get("resumed_from") or ""
 
 
 def chain_of(jobs: Path, sid: str) -> list:

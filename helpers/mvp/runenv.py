@@ -9,7 +9,7 @@ plain file of strings, loaded alone), NCCL from the nvidia-nccl wheel torch
 loads, the GPU driver from /proc/driver/nvidia/version. What is not there is
 null (a CPU node has no CUDA, NCCL or driver), never a guess.
 
-Files (names in layout.JOB_FILES): <job dir>/logs/env/driver.json (the
+Files (named by jobdir.JobDir): <job dir>/logs/env/driver.json (the
 driver's node: versions, the package list and its sha256), written by a
 process forked off the launcher, so the trainer does not wait for it; and
 logs/env/node-<ip>.json (each node's versions), written by its log keeper."""
@@ -23,12 +23,11 @@ from pathlib import Path
 
 try:
     from . import fsutil
-    from .layout import JOB_FILES
+    from .jobdir import JobDir
 except ImportError:  # loaded by launch.py as a top-level module
     import fsutil
-    from layout import JOB_FILES
+    from jobdir import JobDir
 
-FILES = {name: rel for name, rel, _ in JOB_FILES}
 NCCL_PACKAGES = ("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
 DRIVER_VERSION_FILE = "/proc/driver/nvidia/version"
 DRIVER_VERSION = re.compile(r"Kernel Module(?: for [^ ]+)?\s+([0-9][0-9.]*)")
@@ -84,7 +83,7 @@ def packages() -> dict:
 
 
 def node_file(job_dir, ip: str) -> Path:
-    return Path(job_dir) / FILES["env_node"].replace("<ip>", ip)
+    return JobDir(job_dir).node_env(ip)
 
 
 def _env_dir(path: Path) -> Path:
@@ -96,7 +95,7 @@ def _env_dir(path: Path) -> Path:
 
 
 def write_driver(job_dir: str) -> None:
-    fsutil.write_json(_env_dir(Path(job_dir) / FILES["env_driver"]), {**versions(), "packages": packages()})
+    fsutil.write_json(_env_dir(JobDir(job_dir).env_driver), {**versions(), "packages": packages()})
 
 
 def write_node(job_dir: str, ip: str) -> None:

@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 
 from pathlib import Path
 
-from . import cluster, fsutil, jobdir, progress
+from . import archive, cluster, jobdir, progress
 from .retry import chain_of, chain_text, resumed_from
 from .dashboard import Dashboard
 from .errors import MvpError
-from .log_keeper import LIVE_NAME, NODES_DIR
+from .jobdir import JobDir
 from .settings import Settings
 
 RECENT_JOBS = 20
@@ -26,7 +26,7 @@ def _fmt_ms(ms) -> str:
 def _row_from_ray(job: dict, node_ips: dict, head_ids: set) -> dict:
     row = {"submission_id": job.get("submission_id"), "status": job.get("status"),
            "start_time": job.get("start_time"), "end_time": job.get("end_time"), "source": "ray"}
-    row.update(jobdir.driver_location(job, node_ips, head_ids))
+    row.update(archive.driver_location(job, node_ips, head_ids))
     return row
 
 
@@ -36,12 +36,11 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
     are read (jobdir.newest), however many directories there are."""
     rows = dict(live)
     for submitted_ms, sid in archived:
-        jd = jobs / sid
-        spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
-        result = fsutil.read_json(jd / "result.json")
+        jd = JobDir.of(jobs, sid)
+        resolved, result = jd.resolved(), jd.read_result()
         row = rows.setdefault(sid, {"submission_id": sid, "source": "archive"})
-        row["workload"] = (spec.get("resolved") or {}).get("workload")
-        row["cluster"] = (spec.get("resolved") or {}).get("cluster")
+        row["workload"] = resolved.get("workload")
+        row["cluster"] = resolved.get("cluster")
         if result:
             for key in ("status", "driver_node_ip", "driver_node_id", "driver_on_head"):
                 row.setdefault(key, result.get(key))
@@ -60,13 +59,13 @@ def last_known(jd: Path) -> dict:
     does not list (its cluster is down, or went away): RUNNING as of the
     newest copy its nodes kept while it ran, else SUBMITTED as of its
     submission log's last line."""
-    logs = jd / "logs"
-    kept = [p for p in [logs / LIVE_NAME] + list((logs / NODES_DIR).glob("*/worker-*")) if p.is_file()]
+    jd = JobDir(jd)
+    kept = [p for p in [jd.live_log] + list(jd.nodes.glob("*/worker-*")) if p.is_file()]
     if kept:
         return {"status": "RUNNING", "as_of": int(max(p.stat().st_mtime for p in kept) * 1000),
                 "from": "the newest log copy its nodes kept"}
-    if (logs / "submit.log").is_file():
-        return {"status": "SUBMITTED", "as_of": int((logs / "submit.log").stat().st_mtime * 1000),
+    if jd.submit_log.is_file():
+        return {"status": "SUBMITTED", "as_of": int(jd.submit_log.stat().st_mtime * 1000),
                 "from": "its submission log"}
     return {"status": None, "as_of": None, "from": "nothing kept"}
 
@@ -88,7 +87,7 @@ def fold_chains(jobs: Path, rows: list) -> list:
             continue
         attempts = []
         for i, a in enumerate(ids):
-            status = (by_id.get(a) or {}).get("status") or (fsutil.read_json(jobs / a / "result.json") or {}).get("status")
+            status = (by_id.get(a) or {}).get("status") or JobDir.of(jobs, a).status()
             attempts.append({"submission_id": a, "status": status, "resumed_from": resumed_from(jobs, a) or None,
                              "resumed_by": ids[i + 1] if i + 1 < len(ids) else None})
         last = by_id.get(ids[-1]) or dict(row, submission_id=ids[-1], status=attempts[-1]["status"])
@@ -110,7 +109,7 @@ def _live(settings: Settings, dash: Dashboard, cluster_report: dict) -> dict:
         sid = job.get("submission_id")
         if sid:
             live[sid] = _row_from_ray(job, ips, head_ids)
-            jobdir.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+            archive.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     return live
 
 

@@ -10,7 +10,7 @@ and once verl has logged step K it sends SIGKILL to the driver: the trainer
 gets no notice, runs no handler and saves nothing more, as when the kernel's
 OOM killer or a preempted node ends it. Ray then ends the job FAILED and
 kills its actors; `--retry` answers it as it answers any crash. What happened
-is written to <job dir>/logs/INTERRUPT_NAME (read by the nightly's judge) and
+is written to <job dir>/logs/interrupt.json (JobDir.interrupt, read by the nightly's judge) and
 said in the driver log. The watcher stays in the driver's process tree, so
 Ray's own stop takes it along; it ends with the driver."""
 import os
@@ -21,11 +21,12 @@ from pathlib import Path
 
 try:
     from . import fsutil, log_keeper
+    from .jobdir import JobDir
 except ImportError:  # loaded by launch.py as a top-level module
     import fsutil
     import log_keeper
+    from jobdir import JobDir
 
-INTERRUPT_NAME = "interrupt.json"
 # verl's step line, after Ray's prefix, ANSI colours or tqdm's bar (nightly/metrics.py STEP).
 STEP = re.compile(rb"(?:^|(?<=[\s\])m]))step:(\d+) - ")
 POLL_S = 0.05
@@ -42,7 +43,7 @@ def start(job_dir: str, stop_at_step) -> bool:
     if os.fork():
         return True
     try:
-        watch(src, os.path.join(job_dir, "logs", INTERRUPT_NAME), driver, lambda: log_keeper.started(driver) == born,
+        watch(src, str(JobDir(job_dir).interrupt), driver, lambda: log_keeper.started(driver) == born,
               stop_at_step)
     finally:
         os._exit(0)

@@ -18,6 +18,7 @@ from . import admission, bundle, fingerprint, fsutil, gpus, jobdir, jobspec, kv,
 from . import plan as plan_mod
 from .dashboard import Dashboard
 from .errors import MvpError
+from .jobdir import JobDir
 from .layout import Layout
 from .redact import Redactor
 
@@ -66,12 +67,13 @@ def _config_files(plan, spec: dict, spec_name: str, ray_cfg: dict, ray_cfg_name:
     cfg_shown = json.loads(json.dumps(ray_cfg))
     env = cfg_shown.get("runtime_env", {}).get("env_vars") or {}
     cfg_shown.setdefault("runtime_env", {})["env_vars"] = redact.env(env)
+    # Keyed by their JobDir names: written to config/ when the directory is claimed.
     return {
-        "job_spec.json": json.dumps({"input": spec_shown, "input_name": spec_name, "ray_config": cfg_shown,
-                                     "ray_config_name": ray_cfg_name, "resolved": plan.resolved()},
-                                    indent=2, sort_keys=True) + "\n",
-        "runtime_env.json": json.dumps(plan.runtime_env, indent=2, sort_keys=True) + "\n",
-        "submit_cmd.txt": shlex.join(plan.ray_cli_argv(["--runtime-env-json", json.dumps(plan.runtime_env)])) + "\n",
+        "spec": json.dumps({"input": spec_shown, "input_name": spec_name, "ray_config": cfg_shown,
+                            "ray_config_name": ray_cfg_name, "resolved": plan.resolved()},
+                           indent=2, sort_keys=True) + "\n",
+        "runtime_env": json.dumps(plan.runtime_env, indent=2, sort_keys=True) + "\n",
+        "submit_cmd": shlex.join(plan.ray_cli_argv(["--runtime-env-json", json.dumps(plan.runtime_env)])) + "\n",
     }
 
 
@@ -106,7 +108,7 @@ def _submit(args, settings, cli) -> int:
         log.info(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
-    files["fingerprint.json"] = fingerprint.submitted(settings)
+    files["fingerprint_submitted"] = fingerprint.submitted(settings)
     dash = Dashboard(plan.address)
     _check_cluster(dash, plan, settings)
     # The check and the submit are one step for this cluster: admission's
@@ -120,9 +122,10 @@ def _submit(args, settings, cli) -> int:
     kv.emit(("retries", spec.get("retries") or 0), ("submission_id", plan.submission_id))
     _record_submission(args, plan, files, dash, *submitted)
     if args.wait:
-        from argparse import Namespace
+        # submission_id stays the last line: what a reader of the submitter pod's log looks for.
         from . import jobctl
-        return jobctl.wait_main(Namespace(submission_id=plan.submission_id, timeout=None), settings)
+        result = jobctl.wait_for(plan.submission_id, None, settings)
+        return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
     return 0
 
 
@@ -141,9 +144,9 @@ def _spec_and_config(args, settings) -> tuple:
 
 def _show_check(args, plan, files: dict) -> int:
     """--check-only: the resolved JobSpec on stdout, the command on stderr."""
-    sys.stdout.write(files["job_spec.json"])
+    sys.stdout.write(files["spec"])
     log.step(f"checked {args.jobspec_name}: would submit {plan.submission_id} via {args.via}:")
-    print(files["submit_cmd.txt"], end="", file=sys.stderr)
+    print(files["submit_cmd"], end="", file=sys.stderr)
     return 0
 
 
@@ -162,15 +165,15 @@ def _record_submission(args, plan, files: dict, dash: Dashboard, output: str, su
                        bundle_errors: list, store) -> None:
     """logs/submit.log, the sweep of ended jobs' private variables, the line
     saying what was submitted."""
-    job_dir = plan.job_dir
+    job_dir = JobDir(plan.job_dir)
     event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
-             "command": files["submit_cmd.txt"].rstrip("\n"), "output": output}
+             "command": files["submit_cmd"].rstrip("\n"), "output": output}
     if bundle_errors:
         event["debug_bundle_error"] = bundle_errors[0]
     try:
-        fsutil.write_text(job_dir / "logs" / "submit.log", json.dumps(event) + "\n")
+        job_dir.write_submit_event(event)
     except OSError as exc:
-        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir}/logs/submit.log "
+        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir.submit_log} "
                        f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
     if store:
         _sweep_ended(store, dash)
@@ -197,8 +200,8 @@ class _BundleTaker:
 def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings, cli) -> tuple:
     """Job directory, config files, private variables, then Ray: (output,
     submitted_at, debug bundle kinds, bundle errors, private-variable store)."""
-    job_dir = jobdir.claim(plan.job_dir)
-    taker = _BundleTaker(dash, job_dir / "debug", redactor)
+    job_dir = JobDir(jobdir.claim(plan.job_dir))
+    taker = _BundleTaker(dash, job_dir.debug, redactor)
     stores = []
 
     def store_private_env() -> None:
@@ -207,7 +210,7 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
 
     try:
         for name, text in files.items():
-            fsutil.write_text(job_dir / "config" / name, text)
+            fsutil.write_text(getattr(job_dir, name), text)
         submitted_at = datetime.now(timezone.utc).isoformat()
         taker.thread.start()
         if args.via == "cli":

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from . import ckpt_keep, log
+from .jobdir import JobDir
 from .errors import MvpError
 
 KEY = "trainer.logger"
@@ -99,7 +100,7 @@ def job_env(names: list, job_dir: Path, first: str) -> dict:
     """What each backend of `names` gets in the job's environment (the
     caller keeps the user's own values): where verl would otherwise write
     relative to the worker's working directory, or on the node's /tmp."""
-    out = job_dir / "tracking"
+    out = JobDir(job_dir).tracking
     env = {}
     if "tensorboard" in names:
         # tracking.py:557: TENSORBOARD_DIR, else tensorboard_log/<project>/<experiment> in the cwd.

@@ -45,13 +45,13 @@ mvp::submit::run() {
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
     # Only a job Ray took and that then failed goes on (an id was printed).
     id=$SUBMITTED_ID
-    [[ -n $id && $(mvp::submit::job_status "$id") =~ ^(FAILED|LOST)$ ]] || break
+    [[ -n $id && $SUBMITTED_STATUS =~ ^(FAILED|LOST)$ ]] || break
     from=$(mvp::helper::run retry-from "$id") || break
     local -A answer=()
     mvp::kv::read answer <<<"$from" || mvp::log::die "the helper's retry-from answer: $MVP_KV_ERROR"
     from=${answer[resume_from]:-}
     [[ -n $from ]] || break
-    mvp::log::step "retry $attempt of $retries: job $id ended $(mvp::submit::job_status "$id"); resuming from $from"
+    mvp::log::step "retry $attempt of $retries: job $id ended $SUBMITTED_STATUS; resuming from $from"
     rc=0
     # Ids are never reused: the chain's jobs are named after its first.
     mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
@@ -86,14 +86,15 @@ mvp::submit::helper_words() {
 
 # mvp::submit::once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
 # (and its wait); prints the id (PORCELAIN=1: as submission_id=ID) and sets
-# SUBMITTED_ID and SUBMITTED_RETRIES (the JobSpec's `retries`). Under
+# SUBMITTED_ID, SUBMITTED_RETRIES (the JobSpec's `retries`) and, after a
+# wait, SUBMITTED_STATUS (how the job ended: the wait's status=). Under
 # --dry-run, prints the helper's check (the resolved JobSpec as JSON) instead.
 mvp::submit::once() {
   local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
   out=$(mvp::helper::run "$@" < <([[ -z $spec ]] || cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
-  SUBMITTED_ID="" SUBMITTED_RETRIES=0
+  SUBMITTED_ID="" SUBMITTED_RETRIES=0 SUBMITTED_STATUS=""
   if [[ $MVP_DRY_RUN == 1 ]]; then
     [[ -z $out ]] || printf '%s\n' "$out"
     return "$rc"
@@ -106,7 +107,10 @@ mvp::submit::once() {
   if ((rc == 0 && wait)); then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
-    mvp::helper::run wait "$SUBMITTED_ID" || rc=$?
+    out=$(mvp::helper::run wait "$SUBMITTED_ID") || rc=$?
+    answer=()
+    mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's wait answer: $MVP_KV_ERROR"
+    SUBMITTED_STATUS=${answer[status]:-}
   fi
   # The id last on stdout, also when something failed after Ray accepted the job.
   if [[ -n $SUBMITTED_ID ]]; then
@@ -126,11 +130,6 @@ mvp::submit::spec_retries() {
     n=0
   fi
   echo "$n"
-}
-
-# mvp::submit::job_status ID: the status result.json archived for the job ("" if none).
-mvp::submit::job_status() {
-  jq -r '.status // ""' "$MVP_HOST_SHARED_DIR/jobs/$1/result.json" 2>/dev/null || true
 }
 
 # mvp::submit::probe PLAN CODE LOG: submits, with --wait, the probe job that

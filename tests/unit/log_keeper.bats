@@ -55,7 +55,7 @@ kill_like_ray() {
   kill -KILL -- "-$pid" 2>/dev/null || true
 }
 
-# keeper_done SECONDS: log_keeper.wait_until_done on the copy, as jobdir.finalize calls it.
+# keeper_done SECONDS: log_keeper.wait_until_done on the copy, as archive.finalize calls it.
 keeper_done() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from mvp import log_keeper
@@ -139,14 +139,14 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
   DRIVER_PID=""
 }
 
-# save_driver_log: jobdir's copy of the driver log when neither the dashboard
+# save_driver_log: archive's copy of the driver log when neither the dashboard
 # nor the node's Ray logs can be read from here (dash None, no node dirs).
 save_driver_log() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp import jobdir
+from mvp import archive
 from mvp.redact import Redactor
-jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}}, {}, Redactor([]))' "$JD"
+archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}}, {}, Redactor([]))' "$JD"
 }
 
 @test "log keeper: archiving keeps the node's copy as driver.log when its keeper saw the driver end, and only then (the dashboard and the node's Ray logs out of reach)" {
@@ -166,10 +166,10 @@ jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip
 save_driver_log_ssh() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp import jobdir
+from mvp import archive
 from mvp.redact import Redactor
-jobdir._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
-                        {jobdir.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
+archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+                        {archive.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
 }
 
 @test "log keeper: on ssh, archiving reads the driver log over ssh from its node's Ray log directory (the node up, its Ray gone), before the kept copy; a node that does not answer is named in driver.log.missing" {

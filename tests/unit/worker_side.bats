@@ -7,7 +7,7 @@
 # PYTHONPATH, no user site), outside the venv.
 
 # The runbook's files the worker loads: launch.py and what it imports.
-WORKER_SIDE="fsutil launch layout log_keeper redact runenv stopper"
+WORKER_SIDE="fsutil jobdir launch log_keeper redact runenv stopper"
 
 setup() {
   load ../test_helper/common
@@ -30,8 +30,8 @@ print(" ".join(sorted(n for n in sys.modules if n.split(".")[0] not in sys.stdli
 
 @test "worker side: a worker-side file with a package import (here a relative one, as in a package) fails the check" {
   cp -r "$MVP_REPO/helpers/mvp" "$BATS_TEST_TMPDIR/mvp"
-  sed -i '0,/^from pathlib import Path$/s//from pathlib import Path\nfrom .errors import MvpError/' "$BATS_TEST_TMPDIR/mvp/layout.py"
-  grep -q '^from .errors import MvpError$' "$BATS_TEST_TMPDIR/mvp/layout.py"
+  sed -i '0,/^from pathlib import Path$/s//from pathlib import Path\nfrom .errors import MvpError/' "$BATS_TEST_TMPDIR/mvp/jobdir.py"
+  grep -q '^from .errors import MvpError$' "$BATS_TEST_TMPDIR/mvp/jobdir.py"
   run worker_imports "$BATS_TEST_TMPDIR/mvp"
   assert_failure
   assert_output --partial "attempted relative import with no known parent package"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import fingerprint, fsutil
+from ..jobdir import JobDir
 from . import judge
 
 STORE = "fingerprints.json"
@@ -24,7 +25,7 @@ def of_night(jobs_dir: Path, jobs: list, code_id: Optional[str]) -> dict:
     fingerprint (a step failed before the jobs) has its snapshot only."""
     flats = {}
     for job in jobs:
-        fp = fsutil.read_json(jobs_dir / str(job.get("submission_id")) / fingerprint.FILES["fingerprint"]) \
+        fp = fsutil.read_json(JobDir.of(jobs_dir, str(job.get("submission_id"))).fingerprint) \
             if job.get("submission_id") else None
         if fp:
             flats[job["name"]] = fingerprint.flatten(fp)

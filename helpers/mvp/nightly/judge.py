@@ -4,11 +4,14 @@ import re
 import shlex
 from pathlib import Path
 
-from .. import bundle, ckpt_keep, fingerprint, fsutil, resumed, retry, workloads
+from .. import bundle, ckpt_keep, fingerprint, resumed, retry, workloads
+from ..jobdir import JobDir
+from ..layout import Layout
 from . import bands, metrics, resume
 
-REQUIRED_FILES = ("config/job_spec.json", "config/runtime_env.json", "config/submit_cmd.txt",
-                  "logs/driver.log", "result.json")
+# The files (JobDir names) and directories every judged job directory must hold.
+REQUIRED_FILES = ("spec", "runtime_env", "submit_cmd", "driver_log", "result")
+REQUIRED_DIRS = ("checkpoints",)
 
 
 def _overrides(spec: dict) -> dict:
@@ -27,9 +30,10 @@ def _int(value, default):
 
 
 def check_submitted_from_head(jd: Path, head_name: str) -> dict:
-    events = [e for e in fsutil.read_json_lines(jd / "logs" / "submit.log") if e.get("event") == "submitted"]
+    jd = JobDir(jd)
+    events = [e for e in jd.submit_events() if e.get("event") == "submitted"]
     submitted = events[-1] if events else {}
-    cmd = (jd / "config" / "submit_cmd.txt").read_text(encoding="utf-8") if (jd / "config" / "submit_cmd.txt").is_file() else ""
+    cmd = jd.submit_cmd.read_text(encoding="utf-8") if jd.submit_cmd.is_file() else ""
     host = submitted.get("host")
     # submit_cmd.txt is shlex.join of the argv (submit.py): read back as argv, not as text.
     try:
@@ -37,7 +41,7 @@ def check_submitted_from_head(jd: Path, head_name: str) -> dict:
     except ValueError:
         argv = []
     return _check("submitted_from_head", host == head_name and argv[:3] == ["ray", "job", "submit"],
-                  f"submitted from host {host} (head: {head_name}), via {submitted.get('via')}, submit_cmd.txt: {cmd[:60]}...")
+                  f"submitted from host {host} (head: {head_name}), via {submitted.get('via')}, {jd.submit_cmd.name}: {cmd[:60]}...")
 
 
 def check_driver_on_worker(result: dict, worker_ips: tuple) -> dict:
@@ -49,9 +53,11 @@ def check_driver_on_worker(result: dict, worker_ips: tuple) -> dict:
 
 
 def check_job_dir(jd: Path, sid: str, spec: dict, ids_in_run: list) -> dict:
-    missing = [f for f in REQUIRED_FILES if not (jd / f).is_file()] + [d for d in ("checkpoints",) if not (jd / d).is_dir()]
-    kinds = sorted(bundle.kinds_present(jd / "debug"))
-    own = (spec.get("resolved") or {}).get("submission_id") == sid == jd.name
+    jd = JobDir(jd)
+    missing = ([str(getattr(jd, f).relative_to(jd.path)) for f in REQUIRED_FILES if not getattr(jd, f).is_file()]
+               + [str(getattr(jd, d).relative_to(jd.path)) for d in REQUIRED_DIRS if not getattr(jd, d).is_dir()])
+    kinds = sorted(bundle.kinds_present(jd.debug))
+    own = (spec.get("resolved") or {}).get("submission_id") == sid == jd.id
     unique = ids_in_run.count(sid) == 1
     ok = not missing and len(kinds) >= 2 and own and unique
     return _check("job_dir_complete", ok, f"{jd}: missing {missing or 'nothing'}; debug kinds {kinds}; "
@@ -77,7 +83,7 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
     """start: the first step this job trained (a resumed job saves from the
     checkpoint's next step on; the ones before are its chain's)."""
     save_freq = _int(overrides.get("trainer.save_freq"), -1)
-    root = Path(overrides.get("trainer.default_local_dir", jd / "checkpoints"))
+    root = Path(overrides.get("trainer.default_local_dir", JobDir(jd).checkpoints))
     present = sorted(_int(p.name.split("_")[-1], -1) for p in root.glob("global_step_*")) if root.is_dir() else []
     latest = (root / "latest_checkpointed_iteration.txt")
     latest_value = _int(latest.read_text().strip(), None) if latest.is_file() else None
@@ -97,7 +103,7 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
     kept = ""
     if keep:
         # verl removed the older ones (SFT: whole; PPO/GRPO: actor/ and critic/, data.pt stays).
-        whole = [s for s, _ in ckpt_keep.complete(root.parent)] if root == jd / "checkpoints" else present
+        whole = [s for s, _ in ckpt_keep.complete(root.parent)] if root == JobDir(jd).checkpoints else present
         ok = set(present) <= expected and whole == sorted(expected)[-keep:]
         kept = f", complete {whole} (max_ckpt_to_keep {keep})"
     if expected:
@@ -164,18 +170,16 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
         return {"name": job["name"], "submission_id": None, "status": "NOT_SUBMITTED", "duration_s": None,
                 "checks": [_check("submitted", False, job.get("error") or "the submit script failed")],
                 "metrics": metrics.summarize("", None)}
-    jd = shared_root / "jobs" / sid
-    spec = fsutil.read_json(jd / "config" / "job_spec.json", {}) or {}
-    result = fsutil.read_json(jd / "result.json", {}) or {}
-    log_path = jd / "logs" / "driver.log"
-    log_text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else ""
+    jd = JobDir(Layout(shared_root).job(sid))
+    spec, result = jd.read_spec(), jd.read_result({}) or {}
+    log_text = jd.driver_log.read_text(encoding="utf-8", errors="replace") if jd.driver_log.is_file() else ""
     overrides = _overrides(spec)
     workload = (spec.get("resolved") or {}).get("workload", "")
     per_prompt = workloads.samples_per_prompt_key(workload)
     samples = _int(overrides.get("data.train_batch_size"), 0) * (_int(overrides.get(per_prompt), 1) if per_prompt else 1)
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
-    jobs = shared_root / "jobs"
+    jobs = Layout(shared_root).jobs
     chain = retry.chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
     from_step = resumed.checkpoint_step(retry.resumed_from(jobs, sid)) or 0
@@ -224,7 +228,7 @@ def add_resume_fidelity(judged: list, plan: dict, jobs: Path, band: dict) -> Non
 
 def attempts(jobs: Path, chain: list) -> list:
     """A retried job's chain, first to last: each attempt's status and links."""
-    return [{"submission_id": a, "status": (fsutil.read_json(jobs / a / "result.json", {}) or {}).get("status"),
+    return [{"submission_id": a, "status": JobDir.of(jobs, a).status(),
              "resumed_from": retry.resumed_from(jobs, a) or None, "resumed_by": chain[i + 1] if i + 1 < len(chain) else None}
             for i, a in enumerate(chain)]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import ckpt_keep, fsutil, resumed, retry
 from ..errors import MvpError
-from ..stopper import INTERRUPT_NAME
+from ..jobdir import JobDir
 from . import metrics
 
 NAME = "resume_fidelity"
@@ -48,12 +48,10 @@ def _curve(jobs: Path, sid: str) -> dict:
 
 
 def _rows(job_dir: Path) -> list:
-    for name in ("driver.log", "driver.live.log"):
-        path = job_dir / "logs" / name
-        if path.is_file():
-            return [r for r in metrics.step_lines(path.read_text(encoding="utf-8", errors="replace"))
-                    if any(k != "step" and not k.startswith("val") for k in r)]
-    return []
+    text = JobDir(job_dir).driver_log_text()
+    if text is None:
+        return []
+    return [r for r in metrics.step_lines(text) if any(k != "step" and not k.startswith("val") for k in r)]
 
 
 def stop_step(jobs: Path, reference: str, rng=random) -> tuple:
@@ -88,8 +86,8 @@ def check_failed(why: str) -> dict:
 def interrupted(jobs: Path, chain: list, stop_at: int) -> str:
     """"" when the chain's first job was interrupted and resumed to the end,
     else what went wrong."""
-    record = fsutil.read_json(jobs / chain[0] / "logs" / INTERRUPT_NAME, {}) or {}
-    status = [(fsutil.read_json(jobs / sid / "result.json", {}) or {}).get("status") for sid in chain]
+    record = fsutil.read_json(JobDir.of(jobs, chain[0]).interrupt, {}) or {}
+    status = [JobDir.of(jobs, sid).status() for sid in chain]
     if not record.get("killed"):
         return (f"{chain[0]} was not interrupted: it ended {status[0]} after verl logged step "
                 f"{record.get('last_step_seen', '?')}, before step {stop_at} (stopper record: {record or 'none'})")
@@ -151,7 +149,7 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
     retained, ok_kept = _retention(jobs, chain)
     if retained:
         said.append(retained)
-    record = fsutil.read_json(jobs / chain[0] / "logs" / INTERRUPT_NAME, {}) or {}
+    record = fsutil.read_json(JobDir.of(jobs, chain[0]).interrupt, {}) or {}
     head = (f"SIGKILLed after step {record.get('last_step_seen')} (drawn: {record.get('stop_at_step')}), resumed "
             f"from global_step_{from_step} as {retry.chain_text(chain)}; steps {from_step + 1}-{max(after)} vs "
             f"{reference}: ")
