@@ -144,14 +144,16 @@ mvp::ray::start() {
   fi
   # Ray gives a new raylet a fixed 30 s to register with the GCS
   # (ray/_private/node.py:428, no setting); a loaded host misses it now and
-  # then. That failure, and no other, gets one more try in a clean node.
+  # then, twice in a row once (a head started while four jobs trained
+  # beside it, 2026-11-28). That failure, and no other, is tried again in a
+  # clean node, up to 3 starts in all.
   local err rc attempt
   err=$(mktemp) || mvp::log::die "cannot create a temporary file for ray start's output; check \$TMPDIR"
-  for attempt in 1 2; do
+  for attempt in 1 2 3; do
     rc=0
     mvp::run::cmd mvp::rt::exec "$node" "${MVP_RAY_ARGS[@]}" >/dev/null 2>"$err" || rc=$?
-    if ((rc == 0 || attempt == 2)) || ! grep -q "timed out during startup" "$err"; then break; fi
-    mvp::log::warn "$node: Ray's raylet did not register within Ray's 30 s (a loaded host); stopping it and starting it once more"
+    if ((rc == 0 || attempt == 3)) || ! grep -q "timed out during startup" "$err"; then break; fi
+    mvp::log::warn "$node: Ray's raylet did not register within Ray's 30 s (a loaded host); stopping it and starting it again (start $((attempt + 1)) of 3)"
     mvp::rt::exec "$node" ray stop --force >/dev/null 2>&1 || true
     mvp::run::wait_for 5 "ports of $node to be free" mvp::ray::ports_free "$index" 2>/dev/null || true
   done

@@ -276,6 +276,25 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
   assert_output 1
 }
 
+@test "21_start_workers: a worker that misses Ray's 30 s twice in a row is started a third time and registers; one that misses it three times is Ray's error and exit 1" {
+  export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head"
+  export MVP_STUB_RAY_SLOW="mvp11-ray-worker-1" MVP_STUB_RAY_SLOW_TIMES=2
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_success
+  assert_output --partial "cluster: head + 2 workers registered"
+  assert_line --partial "mvp11-ray-worker-1: Ray's raylet did not register within Ray's 30 s (a loaded host); stopping it and starting it again (start 3 of 3)"
+  run grep -c "mvp11-ray-worker-1 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
+  assert_output 3
+  rm "$MVP_STUB_DIR/slow.mvp11-ray-worker-1"
+  : >"$MVP_STUB_LOG"
+  export MVP_STUB_RAY_SLOW_TIMES=3 MVP_STUB_RAY="mvp11-ray-head mvp11-ray-worker-0"
+  run "$MVP_REPO/scripts/21_start_workers.sh"
+  assert_failure 1
+  assert_line --partial "Exception: The current node timed out during startup."
+  run grep -c "mvp11-ray-worker-1 env RAY_AUTH_MODE=disabled ray start" "$MVP_STUB_LOG"
+  assert_output 3
+}
+
 @test "21_start_workers: any other ray start failure is not tried again: Ray's own error, one ERROR line, exit 1" {
   export MVP_STUB_RUNNING="mvp11-ray-head mvp11-ray-worker-0 mvp11-ray-worker-1" MVP_STUB_RAY="mvp11-ray-head"
   export MVP_STUB_RAY_BROKEN="mvp11-ray-worker-1"
