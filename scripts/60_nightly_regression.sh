@@ -104,23 +104,6 @@ step() {
   fi
 }
 
-# install_rewards: the runbook's reward functions (templates/rewards/*.py)
-# in the shared root's user/code/, where a JobSpec's reward_fn_path finds them
-# (the suite's learning probe names user/code/learning_probe.py); a file
-# already the same is left as it is.
-install_rewards() {
-  local dir f
-  dir=$(mvp::config::layout user_code)
-  mkdir -p "$dir"
-  for f in "$MVP_REPO"/templates/rewards/*.py; do
-    if cmp -s "$f" "$dir/${f##*/}"; then
-      mvp::log::skip "user/code/${f##*/} (the same as templates/rewards/${f##*/})"
-    else
-      cp "$f" "$dir/" && mvp::log::info "templates/rewards/${f##*/} copied to user/code/"
-    fi
-  done
-}
-
 run_steps() {
   local s
   for s in "${MVP_BRINGUP_STEPS[@]}"; do
@@ -138,7 +121,7 @@ run_steps() {
   fi
   CODE_USED=${answer[code_id]:-}
   export CODE_ID=$CODE_USED
-  install_rewards
+  mvp::submit::rewards
   ((CONTROL == 0)) || control_pair
 
 

@@ -6,8 +6,11 @@
 # (--job, default grpo) or a JobSpec (--spec) for --steps training steps
 # (default 2) with a fixed seed, through its submit script with --wait, as the
 # nightly submits it. GOOD runs twice (its spread is the noise the figures are
-# judged with), then BAD, then a binary search along BAD's first-parent line:
-# at most ceil(log2(commits)) + 3 probes. Each probe is judged by the
+# judged with; an earlier bisection's two, when it ran the same GOOD and job on
+# this cluster within MVP_BISECT_REUSE_HOURS), then BAD, then a binary search
+# along BAD's first-parent line: at most ceil(log2(commits)) + 3 probes. The
+# runbook's reward functions are copied to user/code/ first, as 60 does (the
+# suite's learn job reads user/code/learning_probe.py). Each probe is judged by the
 # nightly's judge (its checks, and its figures against GOOD's), never by
 # "the numbers differ".
 #
@@ -66,7 +69,9 @@ main() {
   mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's bisect answer: $MVP_KV_ERROR"
   dir=${answer[report]}
   REPO=$(cd "${MVP_FLAG[--repo]}" && pwd)
-  mvp::kv::emit report "$dir"
+  # report=, then a probe_N line for each of GOOD's probes an earlier bisection lent (MVP_BISECT_REUSE_HOURS).
+  printf '%s\n' "$out"
+  mvp::submit::rewards
   declare -gA STEP=()
   while :; do
     STEP=()

@@ -15,10 +15,11 @@ The order: GOOD, GOOD_RUNS times (its spread is the noise the figures are
 judged with), then BAD, then a binary search along BAD's first-parent line
 back to GOOD. A probe's verdict is the nightly judge's (`verdict`), never
 "the numbers differ"."""
+import hashlib
 import math
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from statistics import median
 from typing import Optional
@@ -45,6 +46,7 @@ SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}
 PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
                 "import_from_code_path", "succeeded_in_time", "resumed")
 STATE = "bisect.json"
+TIME = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def _git(repo, *words) -> Optional[str]:
@@ -128,8 +130,9 @@ def probe_job(args, settings) -> dict:
         words += ["--override", f"{SEED_KEYS[job.workload]}={SEED}"]
     words += ["--", *job.command] if job.command else []
     checks = [c for c in PROBE_CHECKS if not job.checks or c in job.checks or c == "submitted"]
-    return {"name": job.name, "script": job.script, "spec": job.spec, "workload": job.workload, "words": words,
-            "checks": checks, "steps": int(args.steps)}
+    digest = hashlib.sha256(Path(job.spec).read_bytes()).hexdigest() if job.spec else ""
+    return {"name": job.name, "script": job.script, "spec": job.spec, "spec_sha256": digest,
+            "workload": job.workload, "words": words, "checks": checks, "steps": int(args.steps)}
 
 
 def _suite_job(args, settings) -> suite.Job:
@@ -262,7 +265,7 @@ def outcome_line(state: dict) -> str:
 
 def rows(state: dict) -> list:
     """One row per probe: number, role, commit, subject, snapshot, job, verdict, reasons."""
-    return [(str(n), p["role"], p["commit"], p["subject"], p["code_id"] or "-", p["submission_id"] or "-",
+    return [(str(n), p["role"] + (f" (reused from {p['reused_from']})" if p.get("reused_from") else ""), p["commit"], p["subject"], p["code_id"] or "-", p["submission_id"] or "-",
              "BAD" if p["verdict"]["bad"] else "good", " ".join("; ".join(p["verdict"]["reasons"]).split()))
             for n, p in enumerate(state["probes"], 1)]
 
@@ -301,16 +304,38 @@ def start(args, settings) -> int:
                  f"--git-repo) and scripts/{job['script']}.sh {' '.join(([job['spec']] if job['spec'] else []) + ['--wait'] + job['words'])}; "
                  "nothing submitted")
         return 0
-    run_id = "bisect-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_id = "bisect-" + _now().strftime("%Y%m%dT%H%M%SZ")
     directory = settings.layout.regressions / run_id
     try:
         directory.mkdir(parents=True)
     except FileExistsError:
         raise MvpError(f"{directory} exists: another bisection started this second; start again") from None
-    save(directory, {"id": run_id, "repo": str(repo), "good": good, "bad": bad, "path": path, "job": job,
-                     "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "probes": []})
-    kv.emit(("report", directory))
+    state = {"id": run_id, "repo": str(repo), "good": good, "bad": bad, "path": path, "job": job,
+             "cluster": settings.cluster_name, "started_at": _now().strftime(TIME), "probes": []}
+    state["probes"] = reusable_goods(settings.layout.regressions, state, settings.bisect_reuse_hours)
+    save(directory, state)
+    kv.emit(("report", directory), *((f"probe_{n}", probe_line(p)) for n, p in enumerate(state["probes"], 1)))
     return 0
+
+
+def reusable_goods(regressions: Path, state: dict, hours: int) -> list:
+    """GOOD's probes of the newest earlier bisection that ran the same GOOD
+    commit and the same job (words, JobSpec content, steps) on the same
+    cluster at most `hours` ago, both good; [] when none (or hours is 0)."""
+    since = (_now() - timedelta(hours=hours)).strftime(TIME)
+    for earlier in sorted(regressions.glob("bisect-*"), reverse=True):
+        old = fsutil.read_json(earlier / STATE) if hours and earlier.name != state["id"] else None
+        if not old or old.get("started_at", "") < since:
+            continue
+        same = all(old.get(k) == state[k] for k in ("good", "job", "cluster"))
+        goods = [p for p in old.get("probes", []) if p["role"] == "good"]
+        if same and len(goods) >= GOOD_RUNS and not any(p["verdict"]["bad"] for p in goods):
+            return [{**p, "reused_from": old["id"]} for p in goods[:GOOD_RUNS]]
+    return []
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 def next_main(args, settings) -> int:
@@ -345,8 +370,10 @@ def record(args, settings) -> int:
 
 def probe_line(probe: dict) -> str:
     """A probe as one line (a check's evidence may hold a job's multi-line message)."""
+    reused = f" (reused from {probe['reused_from']})" if probe.get("reused_from") else ""
     text = (f"{probe['commit']} {probe['role']} {'BAD' if probe['verdict']['bad'] else 'good'} snapshot "
-            f"{probe['code_id'] or '-'} job {probe['submission_id'] or '-'}: {'; '.join(probe['verdict']['reasons'])}")
+            f"{probe['code_id'] or '-'} job {probe['submission_id'] or '-'}{reused}: "
+            f"{'; '.join(probe['verdict']['reasons'])}")
     return " ".join(text.split())[:400]
 
 

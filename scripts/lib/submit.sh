@@ -151,3 +151,20 @@ mvp::submit::probe() {
   mvp::kv::read answer <<<"$out" || mvp::log::warn "the probe's submit script's answer: $MVP_KV_ERROR"
   echo "${answer[submission_id]:-}"
 }
+
+# mvp::submit::rewards: the runbook's reward functions (templates/rewards/*.py)
+# in the shared root's user/code/, where a JobSpec's reward_fn_path finds them
+# (the suite's learning probe names user/code/learning_probe.py): 60 before
+# its jobs, 61 before its probes. A file already the same is left as it is.
+mvp::submit::rewards() {
+  local dir f
+  dir=$(mvp::config::layout user_code)
+  mkdir -p "$dir"
+  for f in "$MVP_REPO"/templates/rewards/*.py; do
+    if cmp -s "$f" "$dir/${f##*/}"; then
+      mvp::log::skip "user/code/${f##*/} (the same as templates/rewards/${f##*/})"
+    else
+      cp "$f" "$dir/" && mvp::log::info "templates/rewards/${f##*/} copied to user/code/"
+    fi
+  done
+}

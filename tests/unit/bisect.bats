@@ -308,3 +308,42 @@ notify.send_mail(S(nightly_mail_to=["ops@example.com"], nightly_sendmail=sys.arg
   assert_success
   grep -A1 -m1 '^$' "$BATS_TEST_TMPDIR/mail" | grep -qx 'Bisection: first bad commit: abc123 (change 3) (/r/bisect-x/report.md)'
 }
+
+@test "bisect reuse: a bisection starts from GOOD's two good probes of the newest earlier one with the same GOOD, job (words, JobSpec content, steps) and cluster within MVP_BISECT_REUSE_HOURS, marked as reused; none when any of those differs, a GOOD probe was bad, they are older, or the setting is 0" {
+  run py '
+import sys
+from datetime import timedelta
+from pathlib import Path
+from mvp import bisection as bisect, fsutil
+regs = Path(sys.argv[1])
+job = {"name": "learn", "spec": "", "spec_sha256": "", "words": ["--override", "a=1"], "steps": 10}
+good = lambda sid, bad=False: {"role": "good", "index": -1, "commit": "g", "subject": "s", "code_id": "c",
+                               "submission_id": sid, "verdict": {"bad": bad, "reasons": ["r"]}}
+def earlier(name, hours_ago=1, probes=None, **diff):
+    old = {"id": name, "good": "g", "job": job, "cluster": "local@h", **diff,
+           "started_at": (bisect._now() - timedelta(hours=hours_ago)).strftime(bisect.TIME),
+           "probes": probes if probes is not None else [good(name + "-1"), good(name + "-2"), {**good("b"), "role": "bad"}]}
+    (regs / name).mkdir(parents=True)
+    fsutil.write_json(regs / name / bisect.STATE, old)
+now = {"id": "bisect-9", "good": "g", "job": job, "cluster": "local@h"}
+def reused(hours=12):
+    return " ".join("%s<%s" % (p["submission_id"], p["reused_from"]) for p in bisect.reusable_goods(regs, now, hours)) or "none"
+earlier("bisect-1", hours_ago=2)
+print("same:", reused(), "| setting 0:", reused(0))
+earlier("bisect-2", cluster="other@h")
+earlier("bisect-3", job={**job, "steps": 2})
+earlier("bisect-4", job={**job, "spec_sha256": "other"})
+earlier("bisect-5", good="h")
+earlier("bisect-6", probes=[good("x"), good("y", bad=True)])
+earlier("bisect-7", probes=[good("z")])
+print("newer ones differ:", reused())
+earlier("bisect-8", hours_ago=13)
+print("older than the hours past newer ones:", reused())
+print("all older than 1 hour:", reused(1))
+' "$BATS_TEST_TMPDIR/regs"
+  assert_success
+  assert_line --index 0 "same: bisect-1-1<bisect-1 bisect-1-2<bisect-1 | setting 0: none"
+  assert_line --index 1 "newer ones differ: bisect-1-1<bisect-1 bisect-1-2<bisect-1"
+  assert_line --index 2 "older than the hours past newer ones: bisect-1-1<bisect-1 bisect-1-2<bisect-1"
+  assert_line --index 3 "all older than 1 hour: none"
+}
