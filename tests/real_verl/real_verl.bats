@@ -401,9 +401,11 @@ tracked() {
 # test fixture: the runbook itself never patches verl). GOOD (tag good), then
 # 8 commits on main, the 5th of which zeroes GRPO's advantages
 # (compute_grpo_outcome_advantage times 0: pg_loss and grad_norm 0 from step
-# 1, nothing fails, the score not yet moved); and off GOOD the branch slow of
+# 1, nothing fails, the score not yet moved); off GOOD the branch slow of
 # 2 commits, the 2nd of which sleeps SLOW_S seconds in that function, once a
-# training step. The others change a comment.
+# training step; and off GOOD the branch flip of 2 commits, the 2nd of which
+# flips the advantages' sign (times -1: the model learns to lower its reward,
+# nothing fails). The others change a comment.
 SLOW_S=25
 # MVP_NIGHTLY_TOLERANCE of the probes: a figure may move 100% (see the tests).
 LOOSE="step_s=100 throughput=100 final_score=100 best_score=100 peak_memory_gb=100"
@@ -430,6 +432,12 @@ fork() {
   sed -i "$grpo s|^    scores = token_level_rewards.sum(dim=-1)\$|&; __import__('time').sleep($SLOW_S)|" "$FORK.tmp/$core"
   grep -q "sleep($SLOW_S)$" "$FORK.tmp/$core"
   "${git[@]}" commit -qam "grpo: wait for the rewards (slow change 2)"
+  "${git[@]}" checkout -qb flip good
+  echo "# flip change 1" >>"$FORK.tmp/verl/__init__.py"
+  "${git[@]}" commit -qam "flip change 1: a comment"
+  sed -i "$grpo"'s|^        scores = scores.unsqueeze(-1) \* response_mask$|& * -1|' "$FORK.tmp/$core"
+  grep -q 'response_mask \* -1$' "$FORK.tmp/$core"
+  "${git[@]}" commit -qam "grpo: advantages against the group's best (flip change 2)"
   "${git[@]}" checkout -q main
   mv "$FORK.tmp" "$FORK"
 }
@@ -445,16 +453,19 @@ probe_spec() {
   echo "$BATS_FILE_TMPDIR/probe.yaml"
 }
 
-# bisected GOOD BAD TOLERANCE: 61 between them in the fork, 2 steps a probe,
-# the single figures judged with MVP_NIGHTLY_TOLERANCE=TOLERANCE; sets
-# `output`, `stderr`, DIR (the report's directory) and prints the probes' times.
+# bisected GOOD BAD TOLERANCE [WORDS...]: 61 between them in the fork, each
+# probe the JobSpec probe_spec for 2 steps (or WORDS: the job and steps), the
+# single figures judged with MVP_NIGHTLY_TOLERANCE=TOLERANCE; sets `output`,
+# `stderr`, DIR (the report's directory) and prints the probes' times.
 bisected() {
   local t0=$SECONDS head
+  local -a job=("${@:4}")
+  ((${#job[@]})) || job=(--spec "$(probe_spec)" --steps 2)
   head=$(git -C "$FORK" rev-parse HEAD)
   MVP_NIGHTLY_TOLERANCE=$3 run --separate-stderr "$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$FORK" \
-    --good "$1" --bad "$2" --spec "$(probe_spec)" --steps 2
+    --good "$1" --bad "$2" "${job[@]}"
   DIR=$(sed -n 's/^report=//p' <<<"$output")
-  echo "# 61 $1..$2: $(grep -c '^probe_[0-9]*=' <<<"$output") probes in $((SECONDS - t0)) s; each job's seconds: $(jq -r '[.probes[].judged.duration_s | round] | join(" ")' "$DIR/bisect.json")" >&3
+  echo "# 61 $1..$2: $(grep -c '^probe_[0-9]*=' <<<"$output") probes ($(grep -c '^probe_[0-9]*=.*(reused from ' <<<"$output") reused) in $((SECONDS - t0)) s; each job's seconds: $(jq -r '[.probes[].judged.duration_s | round] | join(" ")' "$DIR/bisect.json")" >&3
   # The user's checkout is untouched.
   [[ -z $(git -C "$FORK" status --porcelain) && $(git -C "$FORK" rev-parse HEAD) == "$head" ]]
 }
@@ -499,9 +510,10 @@ probes_ran_their_commits() {
   probes_ran_their_commits
   grep -q "first bad commit: $planted (grpo: scale the advantages (change 5))" "$DIR/report.md"
   grep -q "$planted" "$DIR/report.html"
+  basename "$DIR" >"$BATS_FILE_TMPDIR/zeroed.bisection"
 }
 
-@test "61 on real verl: names the commit that sleeps 25 s in every training step (of 2 on a branch off GOOD, 4 probes) by the judge's s/step against GOOD's two probes, its job SUCCEEDED; the commit before it good" {
+@test "61 on real verl: names the commit that sleeps 25 s in every training step (of 2 on a branch off GOOD) by the judge's s/step against GOOD's two probes, lent by the bisection above (same GOOD, job and cluster: 2 probes run, not 4), its job SUCCEEDED; the commit before it good" {
   fork
   local planted
   planted=$(git -C "$FORK" rev-parse slow)
@@ -517,10 +529,46 @@ probes_ran_their_commits() {
   assert_equal "$(last_line)" "first_bad=$planted"
   grep -q "^first bad commit $planted: grpo: wait for the rewards (slow change 2)" <<<"$stderr"
   (($(grep -c '^probe_[0-9]*=' <<<"$output") <= 4))
-  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad)"' "$DIR/bisect.json"
-  assert_output $'good SUCCEEDED false\ngood SUCCEEDED false\nbad SUCCEEDED true\nprobe SUCCEEDED false'
+  local zeroed
+  zeroed=$(cat "$BATS_FILE_TMPDIR/zeroed.bisection")
+  [[ $(grep -c "^probe_[12]=.* (reused from $zeroed): " <<<"$output") == 2 ]]
+  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.reused_from // "ran")"' "$DIR/bisect.json"
+  assert_output "good SUCCEEDED false $zeroed"$'\n'"good SUCCEEDED false $zeroed"$'\nbad SUCCEEDED true ran\nprobe SUCCEEDED false ran'
+  grep -q "| good (reused from $zeroed) |" "$DIR/report.md"
   run jq -r '.probes[2].verdict.reasons[]' "$DIR/bisect.json"
   assert_line --regexp "^s/step [0-9.]+ vs median [0-9.]+ of GOOD's 2 probes: \+[0-9]+% \(worse than [0-9.]+%\)$"
   echo "# s/step: $(jq -r '[.probes[] | "\(.role) \(.judged.metrics.mean_step_s * 10 | round / 10) (steps \(.judged.curves.step_s.values | map(. * 10 | round / 10) | join(", ")))"] | join("; ")' "$DIR/bisect.json")" >&3
+  probes_ran_their_commits
+}
+
+# The learning probe's run-to-run band: the most its three runs differed by at
+# one step (docs/nightly.md, "The learning probe").
+PROBE_BAND=0.127
+
+@test "61 on real verl: names the commit that flips GRPO's advantages' sign (of 2 on a branch off GOOD, 4 probes) with the suite's learning probe (--job learn --steps 10, its reward copied to user/code/): GOOD's two probes learn (the score rises by more than 3 times the probe's run-to-run band), the flipped one unlearns and is bad by its score" {
+  fork
+  local planted
+  planted=$(git -C "$FORK" rev-parse flip)
+  # The score is the signal here, judged as a night's (final and best
+  # score at 30%, widened to 3 x GOOD's spread); time and memory are this
+  # shared machine's (100%). 10 steps: GOOD's runs meet near the reward's
+  # cap by then (docs/nightly.md: at most 0.038 apart from step 8 on).
+  bisected good flip "step_s=100 throughput=100 peak_memory_gb=100 final_score=30 best_score=30" --job learn --steps 10
+  assert_success
+  assert_equal "$(last_line)" "first_bad=$planted"
+  grep -q "^first bad commit $planted: grpo: advantages against the group's best (flip change 2)" <<<"$stderr"
+  (($(grep -c '^probe_[0-9]*=' <<<"$output") <= 4))
+  # 61 put the suite's reward where the learn job reads it.
+  cmp "$MVP_REPO/templates/rewards/learning_probe.py" "$SHARED_ROOT/user/code/learning_probe.py"
+  echo "# score per step: $(jq -r '[.probes[] | "\(.role) \(.commit[:7]) \(.judged.curves.score.values | map(. * 100 | round / 100) | join(","))"] | join("; ")' "$DIR/bisect.json")" >&3
+  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad)"' "$DIR/bisect.json"
+  assert_output $'good SUCCEEDED false\ngood SUCCEEDED false\nbad SUCCEEDED true\nprobe SUCCEEDED false'
+  run jq -r '.probes[2].verdict.reasons[]' "$DIR/bisect.json"
+  assert_line --regexp "^final score [0-9.e-]+ vs median [0-9.]+ of GOOD's 2 probes: -[0-9]+% \(worse than [0-9.]+%\)$"
+  # GOOD learns: each of its probes' score rises over the 10 steps by more than 3 x the band; the flipped one falls.
+  jq -e --argjson band "$PROBE_BAND" '[.probes[] | select(.role == "good") | .judged.curves.score.values]
+    | length == 2 and all(length == 10 and (.[-1] - .[0]) > 3 * $band)' "$DIR/bisect.json" ||
+    fail "GOOD's probes did not learn: $(jq -c '[.probes[] | .judged.curves.score.values]' "$DIR/bisect.json")"
+  jq -e '.probes[2].judged.curves.score.values | .[-1] < .[0]' "$DIR/bisect.json"
   probes_ran_their_commits
 }
