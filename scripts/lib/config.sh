@@ -164,9 +164,10 @@ mvp::config::derive() {
   mvp::config::check_types MVP_HEAD_IP
   [[ $MVP_HOST_SEES_NODE_FILES == 0 || $MVP_HOST_SHARED_DIR == "$SHARED_ROOT" ]] ||
     mvp::log::die "MVP_HOST_SHARED_DIR='$MVP_HOST_SHARED_DIR' is not SHARED_ROOT ($SHARED_ROOT): on $MVP_RUNTIME this host sees the shared storage where the nodes do; leave MVP_HOST_SHARED_DIR empty"
-  # The Ray token: one 0600 file on the shared storage (mvp::ray::auth_token).
-  MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token
-  MVP_HOST_RAY_TOKEN_FILE=$MVP_HOST_SHARED_DIR/secrets/ray_auth_token
+  # The Ray token: one 0600 file in the layout's secrets/ (mvp::ray::auth_token).
+  mvp::config::layout secrets MVP_HOST_RAY_TOKEN_FILE
+  MVP_HOST_RAY_TOKEN_FILE+=/ray_auth_token
+  mvp::config::node_path "$MVP_HOST_RAY_TOKEN_FILE" MVP_RAY_TOKEN_FILE
   mvp::config::derive_worker_ips
   mvp::config::derive_verl_src
   mvp::rt::node_ray_dirs
@@ -340,23 +341,29 @@ mvp::config::init() {
 # mvp::config::shared_name HOST_PATH: a path under this host's shared dir as
 # its name relative to the shared root (regressions/<run id>), the form the
 # helper takes and resolves on whichever side it runs; mvp::config::node_path
-# HOST_PATH: the same path as the nodes see it. The one host<->node mapping.
+# HOST_PATH [VAR]: the same path as the nodes see it (into VAR when given: no
+# subshell at every script's start). The one host<->node mapping.
 mvp::config::shared_name() {
   [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
   echo "${1#"$MVP_HOST_SHARED_DIR"/}"
 }
 mvp::config::node_path() {
-  local name
-  name=$(mvp::config::shared_name "$1") || exit
-  echo "$SHARED_ROOT/$name"
+  [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
+  mvp::config::answer "$SHARED_ROOT/${1#"$MVP_HOST_SHARED_DIR"/}" "${2-}"
 }
 
-# mvp::config::layout NAME: the host's path of the shared-root directory NAME, from
-# shared-layout.txt (generated from helpers/mvp/layout.py).
+# mvp::config::answer VALUE [VAR]: VALUE into the variable VAR, else on stdout.
+mvp::config::answer() {
+  if [[ -n $2 ]]; then printf -v "$2" '%s' "$1"; else echo "$1"; fi
+}
+
+# mvp::config::layout NAME [VAR]: the host's path of the shared-root directory
+# NAME, from shared-layout.txt (generated from helpers/mvp/layout.py); into
+# VAR when given.
 mvp::config::layout() {
   local name rel _
   while read -r name rel _; do
-    [[ $name == "$1" ]] && { echo "$MVP_HOST_SHARED_DIR/$rel"; return 0; }
+    [[ $name == "$1" ]] && { mvp::config::answer "$MVP_HOST_SHARED_DIR/$rel" "${2-}"; return 0; }
   done <"$MVP_REPO/shared-layout.txt"
   mvp::log::die "shared-layout.txt names no directory '$1'"
 }

@@ -314,3 +314,31 @@ check_renderer_environ() {
   assert_failure
   assert_output --regexp "/helpers/mvp/render_kuberay.py:[0-9]+:PVC = os.environ"
 }
+
+# check_layout_paths ROOT: no script under ROOT/scripts builds a path of the
+# shared root's layout by hand ($SHARED_ROOT/<dir> or $MVP_HOST_SHARED_DIR/<dir>,
+# <dir> a directory of shared-layout.txt): mvp::config::layout (and node_path)
+# own those; FILE:LINE of each and exit 1 if any.
+check_layout_paths() {
+  local dirs hits
+  dirs=$(awk '!/^#/ && NF >= 2 {print $2}' "$MVP_REPO/shared-layout.txt" | cut -d/ -f1 | sort -u | paste -sd'|')
+  [[ -n $dirs ]] || return 2
+  hits=$(grep -rnE "\\\$\\{?(SHARED_ROOT|MVP_HOST_SHARED_DIR)\\}?/($dirs)\\b" "$1/scripts" | grep -vE '^[^:]*:[0-9]+: *#') || return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: no script builds a shared-root path of the layout by hand; mvp::config::layout (from shared-layout.txt) owns them, the Ray token's included" {
+  run check_layout_paths "$MVP_REPO"
+  assert_success
+  assert_output ""
+}
+
+@test "one owner: a planted \$SHARED_ROOT/secrets/... in config.sh fails the layout check with its file and line" {
+  local tree=$BATS_TEST_TMPDIR/tree
+  copy_tree "$tree"
+  echo '  MVP_RAY_TOKEN_FILE=$SHARED_ROOT/secrets/ray_auth_token' >>"$tree/scripts/lib/config.sh"
+  run check_layout_paths "$tree"
+  assert_failure 1
+  assert_output --regexp "^$tree/scripts/lib/config.sh:[0-9]+:  MVP_RAY_TOKEN_FILE=\\\$SHARED_ROOT/secrets/ray_auth_token$"
+}
