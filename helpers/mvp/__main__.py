@@ -104,6 +104,8 @@ def _job_commands(sub) -> None:
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
+    c.add_argument("--retry-point", action="store_true",
+                   help="a job that ended FAILED or LOST: also answer resume_from= (where --retry goes on)")
     c.set_defaults(func=module_command("jobctl", "wait_main"))
 
     c = sub.add_parser("reconcile", help="archive as LOST the jobs of a cluster that went away")

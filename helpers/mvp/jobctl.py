@@ -14,10 +14,22 @@ FOLLOW_POLL_S = 1.0
 
 
 def wait_main(args, settings) -> int:
-    """`wait ID`: answers status=STATUS (the output contract), what 40-44's
-    --retry reads instead of the archive; exit 0 only if it SUCCEEDED in time."""
+    """`wait ID [--retry-point]`: answers status=STATUS (the output contract)
+    and, with --retry-point, for a job that ended FAILED or LOST,
+    resume_from=JOB/global_step_N where its chain goes on (retry.resume_point;
+    a chain not to go on gets its one ERROR line instead): all that 40-44's
+    --retry reads, one helper process an attempt after the submit's. Exit 0
+    only if it SUCCEEDED in time."""
     result = wait_for(args.submission_id, args.timeout, settings)
-    kv.emit(("status", result["status"]))
+    answer = [("status", result["status"])]
+    if args.retry_point:
+        from . import retry
+        if result["status"] in retry.RETRIED:
+            try:
+                answer.append(("resume_from", retry.resume_point(settings.jobs_dir, args.submission_id)))
+            except MvpError as exc:
+                print(f"ERROR: {exc}", file=sys.stderr)
+    kv.emit(*answer)
     return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
 
 

@@ -38,24 +38,19 @@ mvp::submit::run() {
   args+=(--jobspec-name "${spec:-the command line}" --ray-config-name "$cfg")
   [[ $MVP_DRY_RUN == 1 ]] && args+=(--check-only)
   mvp::rt::node_is_up "$MVP_HEAD_NODE" || mvp::log::die "the head node is not up; run scripts/01_up.sh and 20_start_head.sh"
-  local rc=0 id first from attempt
-  mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" || rc=$?
-  first=$SUBMITTED_ID
-  [[ -n $retries ]] || retries=$(mvp::submit::spec_retries "$SUBMITTED_RETRIES" "$first" "$wait")
+  local rc=0 first attempt from
+  mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "$retries" "${args[@]}" || rc=$?
+  first=$SUBMITTED_ID retries=$SUBMITTED_LEFT
   for ((attempt = 1; attempt <= retries && rc != 0; attempt++)); do
-    # Only a job Ray took and that then failed goes on (an id was printed).
-    id=$SUBMITTED_ID
-    [[ -n $id && $SUBMITTED_STATUS =~ ^(FAILED|LOST)$ ]] || break
-    from=$(mvp::helper::run retry-from "$id") || break
-    local -A answer=()
-    mvp::kv::read answer <<<"$from" || mvp::log::die "the helper's retry-from answer: $MVP_KV_ERROR"
-    from=${answer[resume_from]:-}
+    # The helper's wait decided: a job Ray took that ended FAILED or LOST, and
+    # a chain that made progress, has resume_from (else its ERROR line said why).
+    from=$SUBMITTED_RESUME_FROM
     [[ -n $from ]] || break
-    mvp::log::step "retry $attempt of $retries: job $id ended $SUBMITTED_STATUS; resuming from $from"
+    mvp::log::step "retry $attempt of $retries: job $SUBMITTED_ID ended $SUBMITTED_STATUS; resuming from $from"
     rc=0
     # Ids are never reused: the chain's jobs are named after its first.
-    mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "${args[@]}" --resume-from "$from" --submission-id "$first-r$attempt" ||
-      rc=$?
+    mvp::submit::once "$spec" "$cfg" "$wait" "$porcelain" "$((retries - attempt))" "${args[@]}" \
+      --resume-from "$from" --submission-id "$first-r$attempt" || rc=$?
   done
   ((rc == 0)) || exit "$rc"
 }
@@ -84,17 +79,20 @@ mvp::submit::helper_words() {
   done
 }
 
-# mvp::submit::once SPEC CFG WAIT PORCELAIN HELPER_ARGS...: one submission
+# mvp::submit::once SPEC CFG WAIT PORCELAIN LEFT HELPER_ARGS...: one submission
 # (and its wait); prints the id (PORCELAIN=1: as submission_id=ID) and sets
-# SUBMITTED_ID, SUBMITTED_RETRIES (the JobSpec's `retries`) and, after a
-# wait, SUBMITTED_STATUS (how the job ended: the wait's status=). Under
-# --dry-run, prints the helper's check (the resolved JobSpec as JSON) instead.
+# SUBMITTED_ID, SUBMITTED_LEFT (the retries left after this job: LEFT, or
+# when LEFT is empty the JobSpec's `retries`) and, after a wait,
+# SUBMITTED_STATUS (how the job ended: the wait's status=) and, with retries
+# left, SUBMITTED_RESUME_FROM (where its chain goes on: the wait's
+# resume_from=, empty when it is not to be retried). Under --dry-run, prints
+# the helper's check (the resolved JobSpec as JSON) instead.
 mvp::submit::once() {
-  local spec=$1 cfg=$2 wait=$3 porcelain=$4; shift 4
+  local spec=$1 cfg=$2 wait=$3 porcelain=$4 left=$5; shift 5
   # The texts travel on stdin, never on argv (secrets, size): spec NUL config.
   local out rc=0
   out=$(mvp::helper::run "$@" < <([[ -z $spec ]] || cat -- "$spec"; printf '\0'; cat -- "$cfg")) || rc=$?
-  SUBMITTED_ID="" SUBMITTED_RETRIES=0 SUBMITTED_STATUS=""
+  SUBMITTED_ID="" SUBMITTED_LEFT=0 SUBMITTED_STATUS="" SUBMITTED_RESUME_FROM=""
   if [[ $MVP_DRY_RUN == 1 ]]; then
     [[ -z $out ]] || printf '%s\n' "$out"
     return "$rc"
@@ -103,14 +101,19 @@ mvp::submit::once() {
   # fails after that (its ERROR line says what).
   local -A answer=()
   mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's submit answer: $MVP_KV_ERROR"
-  SUBMITTED_ID=${answer[submission_id]:-} SUBMITTED_RETRIES=${answer[retries]:-0}
+  SUBMITTED_ID=${answer[submission_id]:-}
+  [[ -n $left ]] || left=$(mvp::submit::spec_retries "${answer[retries]:-0}" "$SUBMITTED_ID" "$wait")
+  SUBMITTED_LEFT=$left
   if ((rc == 0 && wait)); then
     # The wait runs on this host, not in the head: it outlives a head that
     # dies, and archives the job as LOST then. (The id is in the log above.)
-    out=$(mvp::helper::run wait "$SUBMITTED_ID") || rc=$?
+    # With retries left it also says where the chain goes on: one process an attempt.
+    local -a point=()
+    if ((left > 0)); then point=(--retry-point); fi
+    out=$(mvp::helper::run wait "$SUBMITTED_ID" "${point[@]}") || rc=$?
     answer=()
     mvp::kv::read answer <<<"$out" || mvp::log::die "the helper's wait answer: $MVP_KV_ERROR"
-    SUBMITTED_STATUS=${answer[status]:-}
+    SUBMITTED_STATUS=${answer[status]:-} SUBMITTED_RESUME_FROM=${answer[resume_from]:-}
   fi
   # The id last on stdout, also when something failed after Ray accepted the job.
   if [[ -n $SUBMITTED_ID ]]; then

@@ -286,3 +286,47 @@ print(json.dumps(job))' "$BATS_TEST_TMPDIR/shared" "$BATS_TEST_TMPDIR"
     "$BATS_TEST_TMPDIR/report.html"
   grep -q '<a href="../jobs/g/" title="FAILED"><code>g</code></a> FAILED &rarr; <a href="../jobs/g-r1/"' "$BATS_TEST_TMPDIR/index.html"
 }
+
+@test "40-44's --retry loop: each attempt is two helper calls (submit, then wait --retry-point), it goes on from the wait's resume_from= and stops, without a third call, when the wait gives none or no retry is left" {
+  retry_loop() {
+    export MVP_REPO
+    # shellcheck source=../../scripts/lib/common.sh
+    source "$MVP_REPO/scripts/lib/common.sh"
+    MVP_DRY_RUN=0
+    declare -gA MVP_FLAG=([--wait]=1 [--retry]=$1)
+    MVP_FLAG_WORDS=(--wait --retry "$1")
+    local calls=$BATS_TEST_TMPDIR/calls stops_at=$2
+    : >"$calls"
+    mvp::rt::node_is_up() { return 0; }
+    # The helper, stubbed: a submit answers its id; a wait answers FAILED and,
+    # asked for it, resume_from= until the attempt STOPS_AT.
+    mvp::helper::run() {
+      cat >/dev/null
+      echo "$*" >>"$calls"
+      local id=j all="$*"
+      case $1 in
+        submit) [[ $all != *--submission-id* ]] || id=${all##*--submission-id }; echo "submission_id=$id" ;;
+        wait)
+          echo "status=FAILED"
+          [[ $* != *--retry-point* || $2 == *"-r$stops_at" ]] || echo "resume_from=$2/global_step_2"
+          return 1 ;;
+      esac
+    }
+    mvp::submit::run cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" 2>/dev/null
+  }
+  run retry_loop 3 2
+  assert_failure 1
+  assert_output $'j\nj-r1\nj-r2'
+  run cut -d' ' -f1-2 "$BATS_TEST_TMPDIR/calls"
+  assert_output $'submit --via\nwait j\nsubmit --via\nwait j-r1\nsubmit --via\nwait j-r2'
+  run grep -c -- "--retry-point" "$BATS_TEST_TMPDIR/calls"
+  assert_output 3
+  grep -q -- "--resume-from j/global_step_2 --submission-id j-r1$" "$BATS_TEST_TMPDIR/calls"
+  grep -q -- "--resume-from j-r1/global_step_2 --submission-id j-r2$" "$BATS_TEST_TMPDIR/calls"
+  # The last attempt's wait is not asked where to go on: no retry is left.
+  run retry_loop 1 9
+  assert_output $'j\nj-r1'
+  run cat "$BATS_TEST_TMPDIR/calls"
+  assert_line --index 1 "wait j --retry-point"
+  assert_line --index 3 "wait j-r1"
+}
