@@ -296,11 +296,11 @@ mvp::config::check_passthrough() {
 }
 
 # MVP_SECRET_NAME_RULE: the regexp a secret's name matches (upper case). Its
-# one owner is helpers/mvp/redact.py's SECRET_NAME (the worker loads redact.py
+# one owner is helpers/mvp/worker/redact.py's SECRET_NAME (the worker loads redact.py
 # alone, with no contract beside it): read from that line by bash itself, no
 # process, and only when a passthrough name needs it.
 mvp::config::secret_name_rule() {
-  local line file=$MVP_REPO/helpers/mvp/redact.py
+  local line file=$MVP_REPO/helpers/mvp/worker/redact.py
   while IFS= read -r line; do
     [[ $line == 'SECRET_NAME = re.compile(r"'* ]] || continue
     line=${line#*\"} MVP_SECRET_NAME_RULE=${line%%\"*}
@@ -352,7 +352,7 @@ mvp::config::node_path() {
 }
 
 # mvp::config::layout NAME: the host's path of the shared-root directory NAME, from
-# shared-layout.txt (generated from helpers/mvp/layout.py).
+# shared-layout.txt (generated from helpers/mvp/core/layout.py).
 mvp::config::layout() {
   local name rel _
   while read -r name rel _; do

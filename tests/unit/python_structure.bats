@@ -16,7 +16,7 @@ setup() {
 }
 
 @test "python structure: plan.py and preflight.py have no function over 40 lines" {
-  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/plan.py" "$MVP_REPO/helpers/mvp/preflight.py"
+  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/jobs/plan.py" "$MVP_REPO/helpers/mvp/jobs/preflight.py"
   assert_success
   assert_output ""
 }
@@ -32,9 +32,9 @@ setup() {
   assert_success
   assert_output ""
   # The two the issue named stay gone (not merely used again by something).
-  run grep -rnE "def (regression_run|reward_key)\b" "$MVP_REPO/helpers/mvp/layout.py"
+  run grep -rnE "def (regression_run|reward_key)\b" "$MVP_REPO/helpers/mvp/core/layout.py"
   assert_failure 1
-  run grep -nE "^def reward_key\b" "$MVP_REPO/helpers/mvp/preflight.py"
+  run grep -nE "^def reward_key\b" "$MVP_REPO/helpers/mvp/jobs/preflight.py"
   assert_failure 1
 }
 
