@@ -20,7 +20,7 @@ make_archive() {
   PYTHONPATH=$BENCH_REPO/helpers "$MVP_PYTHON" - "$1" "$2" <<'PY'
 import json, sys
 from pathlib import Path
-from mvp import fsutil, jobdir
+from mvp.worker import fsutil, jobdir
 root, n = Path(sys.argv[1]), int(sys.argv[2])
 for i in range(n):
     jd = jobdir.JobDir(jobdir.claim(root / "jobs" / f"ppo-bench-{i:05d}"))

@@ -45,7 +45,7 @@ bare_submit() {
   env_json=$(jq -c . "$SHARED_ROOT/jobs/$REF/config/runtime_env.json")
   mvp::rt::exec "$MVP_HEAD_NODE" ray job submit --address "$MVP_DASHBOARD_URL" --submission-id "$id" \
     --entrypoint-num-cpus 1 --entrypoint-resources '{"worker_node": 1}' --runtime-env-json "$env_json" --no-wait \
-    -- python3 "$BENCH_REPO/helpers/mvp/launch.py" "$SHARED_ROOT/jobs/$id"
+    -- python3 "$BENCH_REPO/helpers/mvp/worker/launch.py" "$SHARED_ROOT/jobs/$id"
 }
 
 REF=$("$BENCH_REPO/scripts/43_submit_jobspec.sh" "$spec" --wait 2>/dev/null | tail -n 1)

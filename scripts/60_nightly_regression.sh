@@ -173,7 +173,7 @@ control_pair() {
 }
 
 # submit_interrupted JOB: JOB with its trainer SIGKILLed once verl logged a
-# step drawn at random from RESUME_REF's run (helpers/mvp/stopper.py), and
+# step drawn at random from RESUME_REF's run (helpers/mvp/worker/stopper.py), and
 # --retry 1 to resume it; sets IDS[JOB] (the chain's last id) and STOP_AT.
 submit_interrupted() {
   local job=$1 out
@@ -188,7 +188,7 @@ submit_interrupted() {
     mvp::log::warn "resume fidelity: no step drawn; $job runs uninterrupted"
   fi
   # verl's checkpoint limit, which the runbook honours across the resume
-  # (helpers/mvp/ckpt_keep.py); the night's own overrides come after it.
+  # (helpers/mvp/jobs/ckpt_keep.py); the night's own overrides come after it.
   local keep=trainer.max_actor_ckpt_to_keep=1
   [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1
   WORDS=(--override "$keep" "${WORDS[@]}")

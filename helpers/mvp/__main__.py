@@ -2,8 +2,8 @@
 import argparse
 import sys
 
-from . import settings as settings_mod
-from .errors import MvpError
+from .core import settings as settings_mod
+from .worker.errors import MvpError
 
 
 # Exit codes: 0 done, 1 refused or a negative answer (one ERROR line, or the
@@ -22,17 +22,17 @@ def module_command(module: str, function: str):
 
 def _status(args, s):
     """`status`, or with an id `status ID` (jobstatus: one HTTP call)."""
-    return module_command("jobstatus" if args.submission_id else "status", "main")(args, s)
+    return module_command("jobs.jobstatus" if args.submission_id else "jobs.status", "main")(args, s)
 
 
 def _submit(args, s):
     """`submit`: with --via cli, Ray's CLI starts before the submit module
     is even imported; its ~1.4 s of imports overlap everything the runbook
     checks (ray_cli)."""
-    from . import ray_cli
+    from .jobs import ray_cli
     cli = ray_cli.start() if args.via == "cli" and not args.check_only else None
     import importlib
-    return importlib.import_module("mvp.submit").main(args, s, cli)
+    return importlib.import_module("mvp.jobs.submit").main(args, s, cli)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,11 +57,11 @@ def _cluster_commands(sub) -> None:
     c.add_argument("--head", action="store_true", help="only the head")
     c.add_argument("--replaced", default="", help="comma list of node ids that must be gone")
     c.add_argument("--timeout", type=float)
-    c.set_defaults(func=module_command("cluster", "wait_main"))
+    c.set_defaults(func=module_command("jobs.ray_nodes", "wait_main"))
 
     c = sub.add_parser("node-ids", help="alive node ids at these addresses")
     c.add_argument("ips", nargs="*")
-    c.set_defaults(func=module_command("cluster", "node_ids_main"))
+    c.set_defaults(func=module_command("jobs.ray_nodes", "node_ids_main"))
 
 
 def _submit_commands(sub) -> None:
@@ -89,59 +89,59 @@ def _submit_commands(sub) -> None:
     c.add_argument("--jobspec-name", default="<stdin>", help="job: the JobSpec's name; its text is read on stdin")
     c.add_argument("--ray-config-text", required=True)
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
-    c.set_defaults(func=module_command("render_kuberay", "main"))
+    c.set_defaults(func=module_command("render.render_kuberay", "main"))
 
 
 def _job_commands(sub) -> None:
     c = sub.add_parser("retry-from", help="where a failed job's chain goes on from (--retry): JOB/global_step_N")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("retry", "main"))
+    c.set_defaults(func=module_command("jobs.retry", "main"))
 
     c = sub.add_parser("resumed", help="the check `resumed` of a resumed job (first step, data position), as JSON")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("retry", "resumed_main"))
+    c.set_defaults(func=module_command("jobs.resumed", "main"))
 
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
     c.add_argument("--retry-point", action="store_true",
                    help="a job that ended FAILED or LOST: also answer resume_from= (where --retry goes on)")
-    c.set_defaults(func=module_command("jobctl", "wait_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "wait_main"))
 
     c = sub.add_parser("reconcile", help="archive as LOST the jobs of a cluster that went away")
-    c.set_defaults(func=module_command("jobctl", "reconcile_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "reconcile_main"))
 
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")
     c.add_argument("--follow", action="store_true")
     c.add_argument("--steps", action="store_true", help="verl's step metrics as a table, not the log")
     c.add_argument("--json", action="store_true", help="with --steps: every metric of every step, as JSON")
-    c.set_defaults(func=module_command("jobctl", "logs_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "logs_main"))
 
     c = sub.add_parser("stop", help="stop a job and archive it")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobctl", "stop_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "stop_main"))
 
 
 def _shared_root_commands(sub) -> None:
     c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
     c.add_argument("--force", action="store_true")
     c.add_argument("--token-stdin", action="store_true", help="HF_TOKEN on stdin (never on argv)")
-    c.set_defaults(func=module_command("prepare", "main"))
+    c.set_defaults(func=module_command("data.prepare", "main"))
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")
     c.add_argument("--git-commit", default="", help="MVP_VERL_SRC is this commit's tree (31 --git-repo): its full sha")
     c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
     c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
     c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
-    c.set_defaults(func=module_command("snapshot", "main"))
+    c.set_defaults(func=module_command("jobs.snapshot", "main"))
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
-    c.set_defaults(func=module_command("layout", "main"))
+    c.set_defaults(func=module_command("core.layout", "main"))
 
     c = sub.add_parser("settings", help="the settings contract (config/settings.contract) as docs/settings.md")
     c.add_argument("--markdown", action="store_true", required=True)
-    c.set_defaults(func=module_command("settings", "main"))
+    c.set_defaults(func=module_command("core.settings", "main"))
 
 
 def _nightly_commands(sub) -> None:
@@ -173,7 +173,7 @@ def _nightly_commands(sub) -> None:
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
     what.add_argument("--check", action="store_true", help="only check the nightly's settings")
-    c.set_defaults(func=module_command("notify", "main"))
+    c.set_defaults(func=module_command("nightly.notify", "main"))
 
 
 def _bisect_commands(sub) -> None:
@@ -191,7 +191,7 @@ def _bisect_commands(sub) -> None:
     c.add_argument("--commit", default="", help="record: the probed commit")
     c.add_argument("--code-id", default="", help="record: its snapshot")
     c.add_argument("--submission-id", default="", help="record: its job (empty: not submitted)")
-    c.set_defaults(func=module_command("bisection", "main"))
+    c.set_defaults(func=module_command("nightly.bisection", "main"))
 
 
 def main(argv=None) -> int:

@@ -297,11 +297,11 @@ mvp::config::check_passthrough() {
 }
 
 # MVP_SECRET_NAME_RULE: the regexp a secret's name matches (upper case). Its
-# one owner is helpers/mvp/redact.py's SECRET_NAME (the worker loads redact.py
+# one owner is helpers/mvp/worker/redact.py's SECRET_NAME (the worker loads redact.py
 # alone, with no contract beside it): read from that line by bash itself, no
 # process, and only when a passthrough name needs it.
 mvp::config::secret_name_rule() {
-  local line file=$MVP_REPO/helpers/mvp/redact.py
+  local line file=$MVP_REPO/helpers/mvp/worker/redact.py
   while IFS= read -r line; do
     [[ $line == 'SECRET_NAME = re.compile(r"'* ]] || continue
     line=${line#*\"} MVP_SECRET_NAME_RULE=${line%%\"*}
@@ -358,7 +358,7 @@ mvp::config::answer() {
 }
 
 # mvp::config::layout NAME [VAR]: the host's path of the shared-root directory
-# NAME, from shared-layout.txt (generated from helpers/mvp/layout.py); into
+# NAME, from shared-layout.txt (generated from helpers/mvp/core/layout.py); into
 # VAR when given.
 mvp::config::layout() {
   local name rel _

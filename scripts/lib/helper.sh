@@ -2,7 +2,7 @@
 # The bridge to the Python helper (python -m mvp): which settings it gets and
 # where each of its commands runs.
 
-# Settings the Python helper reads (helpers/mvp/settings.py), as the node
+# Settings the Python helper reads (helpers/mvp/core/settings.py), as the node
 # that runs it sees them: those with `helper` in config/settings.contract.
 # Every one is passed; the helper has no defaults.
 mvp::helper::env() {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The output contract between scripts and helpers. A result a program reads
 # travels on stdout as key=value lines, made by mvp::kv::emit (Python:
-# helpers/mvp/kv.py's emit) and read by mvp::kv::read (Python: kv.parse),
+# helpers/mvp/worker/kv.py's emit) and read by mvp::kv::read (Python: kv.parse),
 # never by matching what a person reads, so rewording a message breaks no
 # caller. A key is [a-z][a-z0-9_]*; a value is the rest of its line ('='
 # included, never a newline); a list travels as one value.

@@ -25,7 +25,7 @@ mvp::run::node_env_names() {
   local name
   while IFS= read -r name; do
     case $name in
-      # HF_TOKEN is private (a secret name, helpers/mvp/redact.py): it reaches 30's
+      # HF_TOKEN is private (a secret name, helpers/mvp/worker/redact.py): it reaches 30's
       # helper on stdin only, never a node's argv or environment (and so no job).
       HF_*TOKEN*|HF_*KEY*|HF_*SECRET*|HF_*PASSWORD*) ;;
       MVP_FAULT_?*|RAY_AUTH_?*|HF_?*|RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO) echo "$name" ;;

@@ -192,7 +192,7 @@ mvp::rt::prereq_image() {
   # A verl source that is missing is check_verl_source's problem, not the image's.
   local verl_src=$MVP_NODE_VERL_SRC
   [[ -d $MVP_VERL_DIR ]] || verl_src=
-  local -a cmd=(python3 /workspace/mvp/helpers/mvp/image_check.py --requirements /workspace/mvp/helpers/requirements.txt
+  local -a cmd=(python3 /workspace/mvp/helpers/mvp/worker/image_check.py --requirements /workspace/mvp/helpers/requirements.txt
     --verl-src "$verl_src" --image "$MVP_IMAGE")
   # stdout: the check's key=value answer; stderr: whatever else was said
   # (docker's own error when python3 is not there), kept for the message.
@@ -214,7 +214,7 @@ mvp::rt::prereq_image() {
   rm -f "$err"
   local -A answer=()
   if ! mvp::kv::read answer <<<"$out"; then
-    MVP_PROBLEMS+=("the image check in $MVP_IMAGE gave no key=value answer ($MVP_KV_ERROR); see helpers/mvp/image_check.py")
+    MVP_PROBLEMS+=("the image check in $MVP_IMAGE gave no key=value answer ($MVP_KV_ERROR); see helpers/mvp/worker/image_check.py")
     return 0
   fi
   while [[ -n ${answer[problem_$n]:-} ]]; do MVP_PROBLEMS+=("${answer[problem_$n]}"); n=$((n + 1)); done

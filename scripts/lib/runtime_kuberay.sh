@@ -49,8 +49,8 @@ mvp::rt::addresses() {
 import sys
 import time
 
-from mvp.cluster import describe
-from mvp.dashboard import Dashboard
+from mvp.jobs.ray_nodes import describe
+from mvp.core.dashboard import Dashboard
 
 url, want, timeout, head_only = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 dash, deadline, seen = Dashboard(url), time.monotonic() + timeout, "the dashboard does not answer"

@@ -188,7 +188,7 @@ mvp::rt::node_ray_dirs() {
 # MVP_NODE_SSH: one line per node, its Ray address, then the ssh command that
 # enters it (mvp::rt::ssh_argv, each word quoted for a POSIX shell). When a
 # job's driver node lost its Ray but still answers over ssh, the helper
-# (helpers/mvp/archive.py) reads the driver's log from the node's own Ray log
+# (helpers/mvp/jobs/archive.py) reads the driver's log from the node's own Ray log
 # directory with it: the ssh rule stays here, the helper only runs it.
 mvp::rt::node_log_ssh() {
   local i word line=""

@@ -126,7 +126,7 @@ assert_job_on_worker() {
 
 @test "00's image check, in the head: a Ray other than the host client's, a missing package and a missing verl are one line each" {
   printf 'ray[default]==9.9.9\nPyYAML\nmvp-absent-package\n' >"$SHARED/reqs.txt"
-  run docker exec mvp11-ray-head python3 /workspace/mvp/helpers/mvp/image_check.py \
+  run docker exec mvp11-ray-head python3 /workspace/mvp/helpers/mvp/worker/image_check.py \
     --requirements /private/reqs.txt --verl-src /private/no-verl --image test-image
   assert_failure
   local ray

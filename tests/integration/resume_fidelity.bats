@@ -49,7 +49,7 @@ fidelity() {
   helper_py 'import json, sys
 from pathlib import Path
 from mvp.nightly import resume
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 def band():  # the default of MVP_NIGHTLY_RESUME_BAND
     return dict(w.split("=") for w in next(e.default for e in read_contract() if e.name == "MVP_NIGHTLY_RESUME_BAND").split())
 print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[4:], sys.argv[2], int(sys.argv[3]),

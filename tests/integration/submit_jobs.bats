@@ -104,7 +104,7 @@ bare_submit() {
   assert_output 0
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c "
 import json, sys
-from mvp.nightly import metrics
+from mvp.core import metrics
 print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 256)))" "$log"
   jq -e '.steps == 29 and .mean_step_s > 0 and .mean_throughput > 0 and .sps > 0' <<<"$output"
 }
@@ -202,7 +202,7 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 256)))" "$log"
   assert_output 0
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c "
 import json, sys
-from mvp.nightly import metrics
+from mvp.core import metrics
 print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
   jq -e '.steps == 20 and .step_time_from == "tqdm s/it" and .mean_step_s > 0 and .sps > 0' <<<"$output"
 }

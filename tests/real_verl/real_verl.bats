@@ -104,13 +104,13 @@ step_metric() { steps_json "$1" | jq -r --argjson s "$2" --arg k "$3" '.[] | sel
 # steps ID: the step numbers of verl's metric lines, in order.
 steps() { steps_json "$1" | jq -r '[.[].step] | map(tostring) | join(" ")'; }
 
-# resumed_check ID: the check `resumed` of job ID (helpers/mvp/resumed.py), as JSON.
+# resumed_check ID: the check `resumed` of job ID (helpers/mvp/jobs/resumed.py), as JSON.
 resumed_check() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import json, sys
 from pathlib import Path
-from mvp import resumed, retry
+from mvp.jobs import chain, resumed
 jobs = Path(sys.argv[1])
-print(json.dumps(resumed.check(jobs, sys.argv[2], retry._before(jobs, sys.argv[2]))))' "$SHARED_ROOT/jobs" "$1"
+print(json.dumps(resumed.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$SHARED_ROOT/jobs" "$1"
 }
 
 assert_real_verl_ran() {
@@ -268,7 +268,7 @@ assert_real_verl_ran() {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json, sys
 from pathlib import Path
 from mvp.nightly import resume
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 def band():  # the default of MVP_NIGHTLY_RESUME_BAND
     return dict(w.split("=") for w in next(e.default for e in read_contract() if e.name == "MVP_NIGHTLY_RESUME_BAND").split())
 print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 2,
@@ -312,7 +312,7 @@ mlflow_holds_steps() {
   done
 }
 
-# tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/tracking.py) as
+# tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/jobs/tracking.py) as
 # real verl and wandb left it: console kept first in trainer.logger; each
 # job's W&B offline run is the chain's one id (WANDB_RUN_ID, WANDB_RESUME=allow);
 # the retry's TensorBoard events (written by verl's _TensorboardAdapter into

@@ -18,13 +18,14 @@ is true (issue 32 point 6, "docs that cannot lie"):
   NAME=N constant in the script, in a scripts/lib function it calls (through
   the call graph) or, when it calls the Python helper, in helpers/mvp;
 - `python -m mvp COMMAND` names a command of the helper;
-- a repository path a page names (`helpers/mvp/cluster.py`, `config/nightly.yaml`)
+- a repository path a page names (`helpers/mvp/jobs/ray_nodes.py`, `config/nightly.yaml`)
   exists, but for patterns, make targets and NOT_IN_REPO;
 - "the v1.1 runbook spec, point N" (in a page or the code) is a point of docs/spec.md;
 - docs/settings.md has each setting once; docs/testing.md's table names each
   tier's bats files with their number of tests;
-- docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (a package
-  as `nightly/`) and every file of scripts/lib/, and nothing that is not there.
+- docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (by its path
+  there: `jobs/plan.py`) and every file of scripts/lib/, and nothing that is
+  not there.
 Numbered script names themselves are check_docs.py's (docs_links.bats).
 Standard library only. Usage: check_claims.py REPO_DIR"""
 import re
@@ -350,8 +351,7 @@ def table_names(text: str, header: str) -> set:
 def check_architecture(repo: Path, problems: list) -> None:
     text = (repo / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     helpers = repo / "helpers" / "mvp"
-    real = {p.name for p in helpers.glob("*.py") if p.name != "__init__.py"}
-    real |= {p.name + "/" for p in helpers.iterdir() if (p / "__init__.py").is_file()}
+    real = {str(p.relative_to(helpers)) for p in helpers.rglob("*.py") if p.name != "__init__.py"}
     shown = {n for n in table_names(text, "module") if not n.startswith("../")}
     for kind, have, listed in (("helpers/mvp", real, shown),
                                ("scripts/lib", {p.name for p in (repo / "scripts" / "lib").glob("*.sh")},

@@ -116,7 +116,7 @@ mvp_preflight_facts() {
   local dir=$1 module
   [[ -f $MVP_REAL_VERL/trainer/config/ppo_trainer.yaml ]] || { echo "no $MVP_REAL_VERL; run make setup" >&2; return 1; }
   for module in verl.trainer.main_ppo verl.trainer.sft_trainer_ray; do
-    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.preflight "${MVP_REAL_VERL%/verl}" "$module" \
+    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.preflight "${MVP_REAL_VERL%/verl}" "$module" \
       --cache-dir "$dir" 2>/dev/null || return 1
   done
 }
@@ -145,7 +145,7 @@ import sys
 from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
-from mvp import gsm8k
+from mvp.data import gsm8k
 base = Path(sys.argv[1]) / "datasets"
 for d in ("gsm8k", "gsm8k_sft"):
     (base / d).mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """Job directories and nights with planted environments, for the unit tests
-of the fingerprint (helpers/mvp/fingerprint.py) and of the nightly's naming
+of the fingerprint (helpers/mvp/jobs/fingerprint.py) and of the nightly's naming
 of what changed (helpers/mvp/nightly/fingerprints.py, judge.py, report.py):
 each job directory holds the files a real job leaves (config/job_spec.json,
 config/fingerprint.json, the submit-time node list, logs/env/*.json) with
@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mvp import fingerprint, fsutil, runenv
+from mvp.jobs import fingerprint; from mvp.worker import fsutil, runenv
 from mvp.nightly import fingerprints, judge, report
 
 PACKAGES = ["numpy==2.3.0", "ray==2.60.0", "torch==2.13.0", "transformers==4.57.0"]

@@ -1,5 +1,5 @@
 """Prints FILE:LINE: 'NAME' for each job-directory name spelled outside the
-one object that owns them, helpers/mvp/jobdir.py (FILES, JobDir), and
+one object that owns them, helpers/mvp/worker/jobdir.py (FILES, JobDir), and
 nothing when there is none (issue 32 point 1). The names are read from that
 file's FILES table (by its text: the tree checked may be a copy):
 - a file name with a dot (result.json, job_spec.json, driver.log, submit.log,
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-OWNER = Path("helpers/mvp/jobdir.py")
+OWNER = Path("helpers/mvp/worker/jobdir.py")
 SKIPPED_DIRS = {"__pycache__", ".venv", ".mvp", ".git"}
 
 

@@ -1,4 +1,4 @@
-"""Runs KubeRay v1.7.0's ported rules (helpers/mvp/kuberay_rules.py) on one
+"""Runs KubeRay v1.7.0's ported rules (helpers/mvp/render/kuberay_rules.py) on one
 document of a rendered file, after planting a change in it.
 
 Usage: kuberay_plant.py FILE.yaml KIND 'PYTHON'
@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "helpers"))
-from mvp import kuberay_rules  # noqa: E402
+from mvp.render import kuberay_rules  # noqa: E402
 
 
 def main(path: str, kind: str, planted: str) -> int:

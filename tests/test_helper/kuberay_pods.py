@@ -44,7 +44,7 @@ What happens when a Ray container ends (the kubelet's restart in place,
 KubeRay's delete and replacement): kuberay_reconcile.py, by each Ray pod's
 restartPolicy (restart_policy there). Before any pod, the
 file's RayClusters and RayJobs go through KubeRay's own refusals
-(helpers/mvp/kuberay_rules.py): what the operator would refuse never
+(helpers/mvp/render/kuberay_rules.py): what the operator would refuse never
 becomes a pod here.
 
 Usage: kuberay_pods.py MANIFEST.yaml --shared DIR --token-file F --network NAME --subnet-prefix 10.89.K
@@ -65,7 +65,7 @@ from kuberay_pod_command import pod_command, value
 from kuberay_reconcile import restart_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "helpers"))
-from mvp import kuberay_rules  # noqa: E402  (the runbook's port of KubeRay's refusals)
+from mvp.render import kuberay_rules  # noqa: E402  (the runbook's port of KubeRay's refusals)
 
 SUFFIX = "abcde"  # the RayJob controller's 5 random characters
 HEAD_RESTART_OFF = "ray.io/disable-provisioned-head-restart"  # utils/constant.go:34

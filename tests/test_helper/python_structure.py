@@ -2,10 +2,14 @@
 definitions, nothing run) and prints one line per breach of issue 22's
 structure rules: an import circle between modules (a lazy import inside a
 function counts), a function longer than --max-lines, or (--dead-code REPO)
-a definition whose name appears nowhere else in the repository.
+a definition whose name appears nowhere else in the repository; with
+--layers, an import against the groups' order (each group a sub-package,
+lowest first; a group imports only lower ones, never a peer or a higher one);
+with --shadow, a module named as a standard-library module.
 
 Usage: python_structure.py PACKAGE_DIR [--max-lines N] [--short-functions FILE... | --all-functions]
-                           [--allow FILE:FUNCTION...] [--dead-code REPO_DIR]"""
+                           [--allow FILE:FUNCTION...] [--dead-code REPO_DIR]
+                           [--layers GROUP[,PEER]...] [--shadow]"""
 import argparse
 import ast
 import os
@@ -116,6 +120,33 @@ def dead_code(package: Path, repo: Path) -> list:
             for name, line in definitions(path) if counts.get(name, 0) <= 1]
 
 
+def group_of(package: Path, path: Path) -> str:
+    """A file's group: its sub-package, or __main__ for the package's own top-level files."""
+    parts = path.relative_to(package).parts
+    return parts[0] if len(parts) > 1 else "__main__"
+
+
+def layer_breaches(package: Path, layers: list) -> list:
+    """Imports that run up or sideways: GROUP imports only lower layers' groups and itself."""
+    rank = {g: i for i, layer in enumerate(layers) for g in layer.split(",")}
+    files = {module_name(package, p): p for p in package.rglob("*.py")}
+    out = [f"group {group_of(package, p)} ({p}) is in no layer" for p in sorted(files.values())
+           if group_of(package, p) not in rank and p.name != "__init__.py"]
+    for m, p in sorted(files.items()):
+        g = group_of(package, p)
+        for i in sorted(imports_of(package, p)):
+            h = group_of(package, files[i]) if i in files else None
+            if h and h != g and g in rank and h in rank and rank[h] >= rank[g]:
+                out.append(f"import against the layers: {m} ({g}) imports {i} ({h})")
+    return out
+
+
+def shadowing(package: Path) -> list:
+    """Modules named as the standard library's: on a worker's sys.path they would replace it."""
+    return [f"{p}: shadows the standard library's {p.stem}" for p in sorted(package.rglob("*.py"))
+            if p.stem in sys.stdlib_module_names or p.parent.name in sys.stdlib_module_names]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("package", type=Path)
@@ -124,6 +155,8 @@ def main() -> int:
     ap.add_argument("--all-functions", action="store_true", help="every .py file of the package")
     ap.add_argument("--allow", nargs="*", default=[], help="FILE:FUNCTION (FILE relative to the package) let through")
     ap.add_argument("--dead-code", type=Path, metavar="REPO_DIR")
+    ap.add_argument("--layers", nargs="*", default=[], help="the groups, lowest first; peers joined by commas")
+    ap.add_argument("--shadow", action="store_true")
     args = ap.parse_args()
     breaches = [f"import circle: {' -> '.join(c)}" for c in circles(args.package)]
     short = sorted(args.package.rglob("*.py")) if args.all_functions else args.short_functions
@@ -134,6 +167,8 @@ def main() -> int:
     if args.dead_code:
         breaches += [f"{path}:{line}: {name} is defined and never used" for path, name, line
                      in dead_code(args.package, args.dead_code)]
+    breaches += layer_breaches(args.package, args.layers) if args.layers else []
+    breaches += shadowing(args.package) if args.shadow else []
     print("\n".join(breaches))
     return 1 if breaches else 0
 

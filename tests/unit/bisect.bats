@@ -2,8 +2,8 @@
 # 61_bisect_regression.sh and 31 --git-repo without a cluster: the commits a
 # bisection searches, the binary search against a fake verdict oracle, the
 # probe's verdict from the judge's checks and figures, the one-line refusals
-# and their exit codes, --dry-run, and git snapshots (helpers/mvp/bisect.py,
-# helpers/mvp/snapshot.py). The end-to-end run is tests/integration/bisect.bats.
+# and their exit codes, --dry-run, and git snapshots (helpers/mvp/nightly/bisection.py,
+# helpers/mvp/jobs/snapshot.py). The end-to-end run is tests/integration/bisect.bats.
 
 setup() {
   load ../test_helper/common
@@ -45,7 +45,7 @@ refused() {
 @test "bisect search: a fake oracle's first bad commit is found wherever it sits, in at most ceil(log2 n)+3 probes (n commits, GOOD included; GOOD probed twice)" {
   run py '
 import math
-from mvp import bisection as bisect
+from mvp.nightly import bisection as bisect
 worst = {}
 for after in range(1, 12):                      # commits after GOOD; n = after + 1
     for culprit in range(after):
@@ -68,7 +68,7 @@ print(worst[8])'
 
 @test "bisect search: an oracle that calls every probe good ends at BAD; one that calls every probe bad ends at the first commit after GOOD" {
   run py '
-from mvp import bisection as bisect
+from mvp.nightly import bisection as bisect
 for verdict, want in ((False, 6), (True, 0)):
     outcomes = []
     while (step := bisect.search_step(7, outcomes))[0] is not None:
@@ -84,7 +84,7 @@ print("ok")'
   good=$("${GIT[@]}" rev-parse HEAD~1)
   "${GIT[@]}" checkout -qb side HEAD~1 && commits 3 s && "${GIT[@]}" checkout -q main
   "${GIT[@]}" merge -q --no-ff -m "merge side" side && commits 1 m
-  run py 'import sys; from pathlib import Path; from mvp import bisection as bisect
+  run py 'import sys; from pathlib import Path; from mvp.nightly import bisection as bisect
 print(" ".join(bisect.subject(Path(sys.argv[1]), c) for c in bisect.commit_path(Path(sys.argv[1]), sys.argv[2], sys.argv[3])))' \
     "$REPO" "$good" "$("${GIT[@]}" rev-parse HEAD)"
   assert_success
@@ -125,7 +125,7 @@ print(" ".join(bisect.subject(Path(sys.argv[1]), c) for c in bisect.commit_path(
 @test "bisect verdict: a failed check is bad; a figure past GOOD's band is bad; within the band widened by GOOD's own spread is good; GOOD's probes are judged on checks only" {
   run py '
 from types import SimpleNamespace as S
-from mvp import bisection as bisect
+from mvp.nightly import bisection as bisect
 s = S(nightly_tolerance={"final_score": "10", "step_s": "10"})
 def job(score, step_s=1.0, failed=False):
     return {"status": "SUCCEEDED", "checks": [{"name": "succeeded_in_time", "passed": not failed, "evidence": "status X"}],
@@ -152,7 +152,7 @@ print(bisect.probe_line(probe))'
 @test "bisect verdict: a curve no single figure stands for (grad_norm at 0, advantages zeroed) outside GOOD's two probes' band for every step is bad, named by its band; within GOOD's noise is good; one reference (the control's pair) makes no band" {
   run py '
 from types import SimpleNamespace as S
-from mvp import bisection as bisect
+from mvp.nightly import bisection as bisect
 s = S(nightly_tolerance={}, nightly_band_k="5", nightly_band_steps=2, nightly_band_floor="2", nightly_min_history=3)
 def job(*grad_norm):
     rows = [{"step": float(i), "actor/grad_norm": g, "actor/entropy": 7.6} for i, g in enumerate(grad_norm, 1)]
@@ -178,7 +178,7 @@ print([x["bad"] for x in v]); print(v[0]["reasons"][0]); print(v[1]["reasons"][0
 import json, sys
 from pathlib import Path
 from types import SimpleNamespace as S
-from mvp import bisection as bisect, fsutil
+from mvp.nightly import bisection as bisect; from mvp.worker import fsutil
 repo, d = Path(sys.argv[1]), Path(sys.argv[2])
 good, bad = bisect.commit_of(repo, "HEAD~3", "--good"), bisect.commit_of(repo, "HEAD", "--bad")
 path = bisect.commit_path(repo, good, bad)
@@ -270,8 +270,8 @@ for name, probes in (("notbad", [p("good", False), p("good", False), p("bad", Fa
     py 'import sys
 from pathlib import Path
 from types import SimpleNamespace as S
-from mvp import bisection
-from mvp.layout import Layout
+from mvp.nightly import bisection
+from mvp.core.layout import Layout
 plan = bisection.night_plan(Path(sys.argv[1]), S(layout=Layout(Path(sys.argv[2])), nightly_bisect_repo=sys.argv[3], nightly_suite=""))
 print(" ".join(f"{k}={v}" for k, v in plan.items()))' \
       "$reg/$1" "$SHARED_ROOT" "$REPO"
@@ -302,7 +302,7 @@ print(" ".join(f"{k}={v}" for k, v in plan.items()))' \
   run py 'import sys
 from pathlib import Path
 from types import SimpleNamespace as S
-from mvp import notify
+from mvp.nightly import notify
 notify.send_mail(S(nightly_mail_to=["ops@example.com"], nightly_sendmail=sys.argv[2]), {"summary": "NIGHTLY FAIL x"}, Path(sys.argv[1]))' \
     "$run" "$BATS_TEST_TMPDIR/sendmail"
   assert_success
@@ -314,7 +314,8 @@ notify.send_mail(S(nightly_mail_to=["ops@example.com"], nightly_sendmail=sys.arg
 import sys
 from datetime import timedelta
 from pathlib import Path
-from mvp import bisection as bisect, fsutil
+from mvp.nightly import bisection as bisect
+from mvp.worker import fsutil
 regs = Path(sys.argv[1])
 job = {"name": "learn", "spec": "", "spec_sha256": "", "words": ["--override", "a=1"], "steps": 10}
 good = lambda sid, bad=False: {"role": "good", "index": -1, "commit": "g", "subject": "s", "code_id": "c",

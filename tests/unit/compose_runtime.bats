@@ -376,7 +376,7 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
   assert_output --partial "PROBLEM: ray 2.41.0 in verlai/verl:vllm017.latest, but the host client is ray 2.60.0"
   assert_output --partial "ERROR: 1 problem(s) found"
   run cat "$MVP_STUB_LOG"
-  assert_line "$(quoted docker exec -i -w / mvp11-ray-head python3 /workspace/mvp/helpers/mvp/image_check.py \
+  assert_line "$(quoted docker exec -i -w / mvp11-ray-head python3 /workspace/mvp/helpers/mvp/worker/image_check.py \
     --requirements /workspace/mvp/helpers/requirements.txt --verl-src /workspace/verl --image verlai/verl:vllm017.latest)"
 }
 
@@ -387,7 +387,7 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
   assert_output --partial "image verlai/verl:vllm017.latest: ray 2.60.0 and"
   run cat "$MVP_STUB_LOG"
   assert_line "$(quoted docker run --rm --pull=never -v "$MVP_REPO:/workspace/mvp:ro" -v "$MVP_VERL_DIR:/workspace/verl:ro" \
-    verlai/verl:vllm017.latest python3 /workspace/mvp/helpers/mvp/image_check.py \
+    verlai/verl:vllm017.latest python3 /workspace/mvp/helpers/mvp/worker/image_check.py \
     --requirements /workspace/mvp/helpers/requirements.txt --verl-src /workspace/verl --image verlai/verl:vllm017.latest)"
 }
 

@@ -125,8 +125,8 @@ RAY_AUTH_MODE=token
 RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
 }
 
-@test "layout: shared-layout.txt is exactly what helpers/mvp/layout.py generates" {
-  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp import layout; print(layout.render(), end="")'
+@test "layout: shared-layout.txt is exactly what helpers/mvp/core/layout.py generates" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp.core import layout; print(layout.render(), end="")'
   assert_success
   [[ $output == "$(<"$MVP_REPO/shared-layout.txt")" ]]
 }

@@ -42,7 +42,7 @@ copy_tree() {
   row=$(grep -m1 '^| `MVP_RUNTIME` |' "$tree/docs/settings.md") first=$(grep -n -m1 -F "$row" "$tree/docs/settings.md")
   echo "$row" >>"$tree/docs/settings.md"
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
-  sed -i '/^| `kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
+  sed -i '/^| `worker\/kv.py` |/d' "$tree/docs/ARCHITECTURE.md"
   # shellcheck disable=SC2016 # the backticks are Markdown, not a command
   sed -i '/^| \[`72_build_image.sh`\]/d' "$tree/docs/scripts.md"
   sed -i -E 's/All twenty-[a-z]+ numbered scripts/All twenty numbered scripts/' "$tree/README.md"
@@ -77,8 +77,8 @@ docs/runtimes/kuberay.md:$kuberay_line: names tests/kuberay/kuberay_nightly.bats
 docs/scripts.md: its table has no row for 72_build_image.sh
 docs/settings.md:$(wc -l <"$tree/docs/settings.md"): MVP_RUNTIME again (first at line ${first%%:*})
 check_claims.py: NOT_SETTINGS names MVP_TEST_REPEAT as used in tests/integration/admission.bats, which does not use it
-docs/ARCHITECTURE.md: its helpers/mvp table lacks kv.py
 docs/ARCHITECTURE.md: its helpers/mvp table lacks unlisted.py
+docs/ARCHITECTURE.md: its helpers/mvp table lacks worker/kv.py
 docs/ARCHITECTURE.md: its scripts/lib table lacks unlisted.sh
 docs/testing.md: its tests/slurm/ row gives slurm_jobs $((slurm - 1)) tests; it has $slurm
 docs/testing.md: its tests/kuberay/ row names kuberay_nightly, which tests/kuberay/ does not have

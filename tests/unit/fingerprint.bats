@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The environment fingerprint (helpers/mvp/fingerprint.py, runenv.py) and what
+# The environment fingerprint (helpers/mvp/jobs/fingerprint.py, runenv.py) and what
 # the nightly makes of it (helpers/mvp/nightly/fingerprints.py, judge.py,
 # report.py, index.py): job directories with planted environments
 # (tests/test_helper/fingerprint_sim.py), assembled, compared and judged by
@@ -14,7 +14,7 @@ setup() {
 # sim EXPR: EXPR evaluated with ROOT (a Path) defined; prints JSON.
 sim() {
   mvp_eval ROOT "$ROOT" 'from fingerprint_sim import *
-from mvp import fingerprint, runenv
+from mvp.jobs import fingerprint; from mvp.worker import runenv
 from mvp.nightly import fingerprints, judge, index' "$1"
 }
 
@@ -131,7 +131,7 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   mkdir -p "$BATS_TEST_TMPDIR/site/torch"
   printf "__version__ = '2.14.0+cu128'\ncuda: Optional[str] = '12.8'\n" >"$BATS_TEST_TMPDIR/site/torch/version.py"
   : >"$BATS_TEST_TMPDIR/site/torch/__init__.py"
-  run env PYTHONPATH="$BATS_TEST_TMPDIR/site:$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp import runenv; print(runenv.torch_cuda())'
+  run env PYTHONPATH="$BATS_TEST_TMPDIR/site:$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp.worker import runenv; print(runenv.torch_cuda())'
   assert_output "12.8"
   run sim '[runenv.packages()[k] for k in ("count", "sha256", "list")]'
   jq -e '.[0] > 50 and .[0] == (.[2] | length) and .[2] == (.[2] | sort) and (.[2] | map(select(startswith("ray=="))) | length) == 1
@@ -142,7 +142,7 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   local job
   for job in driver node; do
     mkdir -m 750 "$BATS_TEST_TMPDIR/$job"
-    mvp_eval JOB "$BATS_TEST_TMPDIR/$job" 'from mvp import runenv' \
+    mvp_eval JOB "$BATS_TEST_TMPDIR/$job" 'from mvp.worker import runenv' \
       "runenv.write_driver(str(JOB)) if JOB.name == 'driver' else runenv.write_node(str(JOB), '10.0.0.9')" >/dev/null
     run stat -c %a "$BATS_TEST_TMPDIR/$job/logs/env"
     assert_output 750

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The job directory has one object (issue 32 point 1): helpers/mvp/jobdir.py's
+# The job directory has one object (issue 32 point 1): helpers/mvp/worker/jobdir.py's
 # FILES names every file and directory of <shared_root>/jobs/<id>/, JobDir
 # gives each by name and reads and writes what several modules share, and no
 # other code spells one of those names (tests/test_helper/jobdir_names.py:
@@ -14,7 +14,7 @@ setup() {
 
 # Spelled outside the object and left so: FILE:NAME, each with why.
 ALLOWED=(
-  "helpers/mvp/settings.py:'config'"  # the repository's config/ (settings.contract), not a job's
+  "helpers/mvp/core/settings.py:'config'"  # the repository's config/ (settings.contract), not a job's
 )
 
 # names_outside ROOT: the checker's lines for the tree at ROOT, less ALLOWED.
@@ -33,10 +33,10 @@ copy_tree() {
   mkdir -p "$1/helpers"
   cp -r "$MVP_REPO/scripts" "$MVP_REPO/templates" "$MVP_REPO/Makefile" "$1/"
   cp -r "$MVP_REPO/helpers/mvp" "$1/helpers/"
-  rm -rf "$1/helpers/mvp/__pycache__" "$1/helpers/mvp/nightly/__pycache__"
+  find "$1/helpers/mvp" -name __pycache__ -prune -exec rm -rf {} +
 }
 
-@test "job dir: no job-directory name is spelled outside helpers/mvp/jobdir.py (but the allowed, each with its reason)" {
+@test "job dir: no job-directory name is spelled outside helpers/mvp/worker/jobdir.py (but the allowed, each with its reason)" {
   run names_outside "$MVP_REPO"
   assert_success
   assert_output ""
@@ -50,18 +50,18 @@ copy_tree() {
 @test "job dir: a name planted in Python (a string, a path part, an f-string) or in bash fails the check with its file and line" {
   local tree=$BATS_TEST_TMPDIR/tree
   copy_tree "$tree"
-  printf '\n\ndef planted(jd):\n    return jd / "result.json"\n' >>"$tree/helpers/mvp/status.py"
+  printf '\n\ndef planted(jd):\n    return jd / "result.json"\n' >>"$tree/helpers/mvp/jobs/status.py"
   printf '\n\ndef planted(jd, sid):\n    return os.path.join(jd, "logs"), f"{sid}/config/job_spec.json"\n' \
-    >>"$tree/helpers/mvp/retry.py"
+    >>"$tree/helpers/mvp/jobs/retry.py"
   echo 'jq -r .status "$MVP_HOST_SHARED_DIR/jobs/$1/result.json"' >>"$tree/scripts/lib/submit.sh"
   run "${CHECK[@]}" "$tree"
   assert_failure 1
   local n
-  n=$(wc -l <"$tree/helpers/mvp/status.py")
-  assert_line "helpers/mvp/status.py:$n: 'result.json'"
-  n=$(wc -l <"$tree/helpers/mvp/retry.py")
-  assert_line "helpers/mvp/retry.py:$n: 'logs'"
-  assert_line "helpers/mvp/retry.py:$n: 'job_spec.json'"
+  n=$(wc -l <"$tree/helpers/mvp/jobs/status.py")
+  assert_line "helpers/mvp/jobs/status.py:$n: 'result.json'"
+  n=$(wc -l <"$tree/helpers/mvp/jobs/retry.py")
+  assert_line "helpers/mvp/jobs/retry.py:$n: 'logs'"
+  assert_line "helpers/mvp/jobs/retry.py:$n: 'job_spec.json'"
   n=$(wc -l <"$tree/scripts/lib/submit.sh")
   assert_line "scripts/lib/submit.sh:$n: 'result.json'"
 }
@@ -70,7 +70,7 @@ copy_tree() {
   local tree=$BATS_TEST_TMPDIR/tree
   copy_tree "$tree"
   printf '\n\ndef documented():\n    """Reads result.json and logs/driver.log."""\n    # config/job_spec.json too\n    return {"ray_job_id": 1, "nodes": 2}\n' \
-    >>"$tree/helpers/mvp/status.py"
+    >>"$tree/helpers/mvp/jobs/status.py"
   echo '# reads result.json' >>"$tree/scripts/lib/submit.sh"
   run names_outside "$tree"
   assert_success
@@ -81,7 +81,7 @@ copy_tree() {
   local jd=$BATS_TEST_TMPDIR/jobs/j-1
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
 import sys
-from mvp.jobdir import FILES, JobDir
+from mvp.worker.jobdir import FILES, JobDir
 jd = JobDir.of(sys.argv[1].rsplit("/", 1)[0], "j-1")
 assert str(jd) == sys.argv[1] and jd.id == "j-1" and JobDir(jd).path == jd.path
 for name, rel, _ in FILES:
@@ -108,10 +108,10 @@ FAILED True True"
 @test "job dir: the helper's wait answers status=STATUS (what 40-44's --retry reads), exit 0 only for SUCCEEDED in time" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
 from types import SimpleNamespace
-from mvp import jobctl
+from mvp.jobs import job_commands
 for status, late in (("FAILED", False), ("SUCCEEDED", False), ("SUCCEEDED", True)):
-    jobctl.wait_for = lambda sid, timeout, settings: {"status": status, "timed_out": late}
-    print("exit", jobctl.wait_main(SimpleNamespace(submission_id="j-1", timeout=None), None))'
+    job_commands.wait_for = lambda sid, timeout, settings: {"status": status, "timed_out": late}
+    print("exit", job_commands.wait_main(SimpleNamespace(submission_id="j-1", timeout=None), None))'
   assert_success
   assert_output "status=FAILED
 exit 1

@@ -10,7 +10,7 @@ newest() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$BATS_TEST_TMPDIR/jobs" "$@" <<'PY'
 import os, sys, time
 from pathlib import Path
-from mvp import jobdir
+from mvp.worker import jobdir
 jobs = Path(sys.argv[1])
 for sid in sys.argv[2:]:
     if sid.startswith("legacy:"):   # made before the index existed: no index line
@@ -42,7 +42,7 @@ PY
   assert_output "4 c b a"
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import shutil, sys
 from pathlib import Path
-from mvp import jobdir
+from mvp.worker import jobdir
 jobs = Path(sys.argv[1]); shutil.rmtree(jobs / "c"); jobdir.index_remove(jobs, {"c", "d"})
 count, rows = jobdir.newest(jobs, 3); print(count, *[sid for _, sid in rows])' "$BATS_TEST_TMPDIR/jobs"
   assert_output "2 b a"

@@ -64,7 +64,7 @@ GET /api/jobs/runs"
   ray_job broke FAILED $'exit code 1\nlast lines'
   run --separate-stderr "$MVP_REPO/scripts/50_status.sh" --porcelain broke
   assert_success
-  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'import sys; from mvp import kv; print(kv.parse(sys.stdin.read()))' <<<"$output"
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'import sys; from mvp.worker import kv; print(kv.parse(sys.stdin.read()))' <<<"$output"
   assert_output "{'submission_id': 'broke', 'status': 'FAILED', 'source': 'ray', 'start_time_ms': '1000', 'end_time_ms': '2000', 'driver_node_ip': '10.0.0.3', 'message': 'exit code 1 last lines'}"
 }
 

@@ -402,16 +402,16 @@ print(json.loads(argv[argv.index("--runtime-env-json") + 1])["env_vars"]["PYTHON
 @test "profile: the cluster check refuses a CPU-profile job where Ray found accelerators, and a GPU job where it found none" {
   run "$MVP_REPO/.venv/bin/python" - <<'PY'
 import sys; sys.path.insert(0, "helpers")
-from mvp import profile
-from mvp.errors import MvpError
+from mvp.jobs import trainer_profile
+from mvp.worker.errors import MvpError
 cpu_node = {"state": "ALIVE", "node_ip": "10.0.0.3", "resources_total": {"CPU": 16, "GPU": 4, "worker_node": 100}}
 gpu_node = {"state": "ALIVE", "node_ip": "10.0.0.4", "resources_total": {"GPU": 8, "accelerator_type:H100": 1}}
 dead_gpu = dict(gpu_node, state="DEAD")
 for prof, nodes in (("cpu", [cpu_node]), ("cpu", [cpu_node, dead_gpu]), ("gpu", [gpu_node]), ("gpu-smoke", [gpu_node])):
-    profile.check_cluster(prof, nodes)
+    trainer_profile.check_cluster(prof, nodes)
 for prof, nodes in (("cpu", [cpu_node, gpu_node]), ("gpu", [cpu_node]), ("gpu-smoke", [cpu_node])):
     try:
-        profile.check_cluster(prof, nodes)
+        trainer_profile.check_cluster(prof, nodes)
     except MvpError as exc:
         print(f"{prof}: {exc}")
 PY
@@ -425,8 +425,8 @@ PY
   run "$MVP_REPO/.venv/bin/python" - <<'PY'
 import json, sys
 sys.path.insert(0, "helpers")
-from mvp import profile
-o = profile.overlay("gpu-smoke", "grpo")
+from mvp.jobs import trainer_profile
+o = trainer_profile.overlay("gpu-smoke", "grpo")
 print(json.dumps({"env": o.env_vars, "ov": o.overrides, "pp": o.pythonpath}, sort_keys=True))
 PY
   assert_success
@@ -487,7 +487,7 @@ PY
 import json, sys
 from pathlib import Path
 from omegaconf import OmegaConf
-from mvp import preflight
+from mvp.jobs import preflight
 cfg = preflight._compose(Path(sys.argv[1]) / "trainer" / "config", "ppo_trainer", ["data.train_files=" + sys.argv[2]])
 print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$files"
   assert_success
@@ -534,8 +534,8 @@ print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$
 @test "jobspec: a job directory or launcher path a shell would re-parse (a \$ in it) is refused, naming it; the launcher is checked beside it" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp import plan
-from mvp.errors import MvpError
+from mvp.jobs import plan
+from mvp.worker.errors import MvpError
 for p in sys.argv[1:]:
     try:
         plan._safe_for_shell((Path("/ok/launch.py"), "launcher"), (Path(p), "job directory"))

@@ -103,7 +103,7 @@ STUB
   id=$(jq -r .spec.jobId <<<"$j")
   [[ $id =~ ^ppo-[0-9]{8}T[0-9]{6}-[0-9a-f]{6}$ ]]
   jq -e '.spec.entrypointResources == "{\"worker_node\": 1}" and .spec.entrypointNumCpus == 1' <<<"$j"
-  jq -e --arg id "$id" '.spec.entrypoint == "python3 /workspace/mvp/helpers/mvp/launch.py /private/jobs/" + $id' <<<"$j"
+  jq -e --arg id "$id" '.spec.entrypoint == "python3 /workspace/mvp/helpers/mvp/worker/launch.py /private/jobs/" + $id' <<<"$j"
   jq -e '.spec.runtimeEnvYAML | contains("PYTHONPATH: /private/common/code/verl/codeA:${PYTHONPATH}")' <<<"$j"
   jq -e '.spec.runtimeEnvYAML | contains("working_dir") | not' <<<"$j"
   jq -e '.spec.shutdownAfterJobFinishes == true and .spec.ttlSecondsAfterFinished == 3600

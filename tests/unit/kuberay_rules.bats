@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# KubeRay v1.7.0's own refusals, ported in helpers/mvp/kuberay_rules.py (each
+# KubeRay v1.7.0's own refusals, ported in helpers/mvp/render/kuberay_rules.py (each
 # rule cites ray-operator/controllers/ray/utils/validation.go file:line at
 # commit 59d663aeec13760646da3db9c1cf8cfe883e30b7): every object 71 renders
 # (the cluster, a job for each JobSpec template, the nightly) passes them and
@@ -74,7 +74,7 @@ refuses() {
 
 @test "kuberay rules: every rule of kuberay_rules.py cites its v1.7.0 source and has a test here that plants its violation" {
   run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
-from mvp import kuberay_rules as k
+from mvp.render import kuberay_rules as k
 for name, (target, fn, where) in k.RULES.items():
     assert any(f in where for f in ("validation.go:", "webhook.go:")), (name, where)
     print(name)' "$MVP_REPO/helpers"
@@ -233,7 +233,7 @@ for name, (target, fn, where) in k.RULES.items():
 @test "71: MVP_KUBERAY_VERSION renders only at the ported rules' release; an older one is refused naming the rendered field it lacks and the release that has it" {
   # The contract's default is the release whose rules are ported.
   run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
-from mvp import kuberay_rules as k; print(".".join(map(str, k.VERSION)))' "$MVP_REPO/helpers"
+from mvp.render import kuberay_rules as k; print(".".join(map(str, k.VERSION)))' "$MVP_REPO/helpers"
   assert_equal "$(sed -n '/^MVP_KUBERAY_VERSION$/,/^MVP_/s/^  default  //p' "$MVP_REPO/config/settings.contract")" "$output"
   local v want
   for v in "1.4.2|the worker group's resources map (worker_node), which 71 renders, needs KubeRay v1.5.0" \

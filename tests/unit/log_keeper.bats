@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The driver log's keeper (helpers/mvp/log_keeper.py) with a real driver
+# The driver log's keeper (helpers/mvp/worker/log_keeper.py) with a real driver
 # process whose stdout is a file, as Ray's job supervisor starts drivers: the
 # job directory's copy grows while the driver runs, secrets masked, and holds
 # everything the driver wrote after the driver, its descendants and its
@@ -58,12 +58,12 @@ kill_like_ray() {
 # keeper_done SECONDS: log_keeper.wait_until_done on the copy, as archive.finalize calls it.
 keeper_done() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp import log_keeper
+from mvp.worker import log_keeper
 print(log_keeper.wait_until_done(sys.argv[1], float(sys.argv[2])))' "$JD/logs/driver.live.log" "$1"
 }
 
 start_driver() {
-  MY_API_TOKEN=s3cret-value-42 setsid "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp" "$JD" "$1" \
+  MY_API_TOKEN=s3cret-value-42 setsid "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp/worker" "$JD" "$1" \
     >"$BATS_TEST_TMPDIR/job-driver.log" 2>&1 &
   DRIVER_PID=$!
 }
@@ -101,7 +101,7 @@ start_driver() {
 # ray_job_id LOGS PID BORN_AT: log_keeper.ray_job_id as the dispatcher calls it.
 ray_job_id() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp import log_keeper
+from mvp.worker import log_keeper
 print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) or "none")' "$@"
 }
 
@@ -144,8 +144,8 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
 save_driver_log() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp import archive
-from mvp.redact import Redactor
+from mvp.jobs import archive
+from mvp.worker.redact import Redactor
 archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}}, {}, Redactor([]))' "$JD"
 }
 
@@ -166,8 +166,8 @@ archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_i
 save_driver_log_ssh() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp import archive
-from mvp.redact import Redactor
+from mvp.jobs import archive
+from mvp.worker.redact import Redactor
 archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
                         {archive.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
 }
@@ -194,7 +194,7 @@ archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_i
   assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/job-driver.log")" "keeper started: False"
   [[ ! -e $JD/logs/driver.live.log ]]
   kill -KILL -- "-$DRIVER_PID"; DRIVER_PID=""
-  run bash -c 'timeout 2 "$1" "$2" "$3" "$4" 1 2>/dev/null | head -n 1' _ "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp" "$JD"
+  run bash -c 'timeout 2 "$1" "$2" "$3" "$4" 1 2>/dev/null | head -n 1' _ "$MVP_REPO/.venv/bin/python" "$DRIVER" "$MVP_REPO/helpers/mvp/worker" "$JD"
   assert_output "keeper started: False"
   [[ ! -e $JD/logs/driver.live.log ]]
 }

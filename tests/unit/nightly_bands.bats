@@ -15,7 +15,7 @@ setup() {
 sim() {
   mvp_eval REG "$REG" 'from nightly_sim import *
 from mvp.nightly.bands import Rule
-from mvp.nightly import bandview, metrics' "$1"
+from mvp.nightly import bandview; from mvp.core import metrics' "$1"
 }
 
 @test "bands: the figures are read from verl 0.9.1's keys as real GRPO and SFT step lines carry them; 0 GPU bytes (a CPU run) is no memory curve" {

@@ -23,7 +23,7 @@ PLANT='
 import sys
 from pathlib import Path
 from types import SimpleNamespace as S
-from mvp import fsutil
+from mvp.worker import fsutil
 from mvp.nightly import control, report
 reg = Path(sys.argv[1])
 s = S(nightly_tolerance={"step_s": "10", "final_score": "10"})
@@ -103,7 +103,7 @@ print(rep["jobs"][0]["checks"][0]["evidence"])' "$REG"
 import sys
 from pathlib import Path
 from types import SimpleNamespace as S
-from mvp import fsutil
+from mvp.worker import fsutil
 from mvp.nightly import control, report
 reg, snaps = Path(sys.argv[1]), Path(sys.argv[2])
 s = S(nightly_suite="", nightly_tolerance={}, layout=S(snapshot=lambda c: snaps / c))

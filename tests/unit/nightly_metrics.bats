@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The nightly's reading of driver logs (helpers/mvp/nightly/metrics.py) and the
+# The nightly's reading of driver logs (helpers/mvp/core/metrics.py) and the
 # checks that depend on it (judge.py): one test per shape a verl 0.9.1 metric
 # line really has in a Ray job log, with the bytes seen on Ray 2.60.
 
@@ -11,7 +11,7 @@ setup() {
 py() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "
 import json, os
-from mvp.nightly import metrics, judge
+from mvp.core import metrics; from mvp.nightly import judge
 log = os.environ.get('LOG', '')
 $1"
 }
@@ -85,7 +85,7 @@ for files in ("['"'"'/r/d/a.parquet'"'"','"'"'/r/d/b,c.parquet'"'"']", "['"'"'/r
 
 @test "metrics: verl's numpy reprs (np.float64(0.25), np.int64(3)) are numbers; a NaN is null in --steps --json" {
   LOG=$'\e[36m(TaskRunnerV1 pid=7, ip=127.0.0.3)\e[0m step:1 - critic/score/mean:np.float64(0.25) - val-core/acc:np.int64(3) - actor/grad_norm:nan - actor/pg_loss:0.5\n' \
-    run py 'from mvp import steptable
+    run py 'from mvp.jobs import steptable
 print(json.dumps(metrics.step_lines(log)[0], sort_keys=True)); print(steptable.render(log, True), end=""); print(steptable.render(log), end="")'
   assert_success
   jq -e '."critic/score/mean" == 0.25 and ."val-core/acc" == 3' <<<"${lines[0]}"

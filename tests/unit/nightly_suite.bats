@@ -127,7 +127,7 @@ EOF
   MVP_NIGHTLY_SUITE=$SUITE MVP_NIGHTLY_RESUME="" run "$MVP_REPO/.venv/bin/python" - <<'EOF'
 import os, subprocess, sys
 sys.path.insert(0, os.environ["MVP_REPO"] + "/helpers")
-from mvp import settings
+from mvp.core import settings
 env = {n: os.environ.get(n, "") for n, _ in settings.fields().values()} | dict(os.environ)
 out = subprocess.run([sys.executable, "-m", "mvp", "nightly-suite"], env=env | {"PYTHONPATH": os.environ["MVP_REPO"] + "/helpers"},
                      capture_output=True, text=True, check=True).stdout
@@ -215,7 +215,7 @@ sys.path.insert(0, os.environ["MVP_REPO"] + "/helpers")
 from pathlib import Path
 from mvp.nightly import suite, main
 src = "".join((Path(os.environ["MVP_REPO"]) / "helpers/mvp" / f).read_text()
-              for f in ("nightly/judge.py", "nightly/history.py", "nightly/resume.py", "resumed.py"))
+              for f in ("nightly/judge.py", "nightly/history.py", "nightly/resume.py", "jobs/resumed.py"))
 named = set(re.findall(r'_check\("([a-z_]+)"', src)) | set(re.findall(r'"name": "([a-z_]+)"', src)) \
     | set(re.findall(r'^NAME = "([a-z_]+)"', src, re.M))
 print(sorted(set(suite.CHECKS) ^ (named - {"submitted"})))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The node keeper (helpers/mvp/log_keeper.py keep_node: what each node's
+# The node keeper (helpers/mvp/worker/log_keeper.py keep_node: what each node's
 # NodeKeeper actor runs) with real worker processes writing log files named
 # as Ray 2.60 names them in a node's session logs: worker-<id>-<job hex>-<pid>
 # for a worker started for the job, worker-<id>-ffffffff-<pid> with a first
@@ -67,7 +67,7 @@ driver_keeper() {
 # node_keeper EVERY_S GRACE_S: keep_node over $LOGS for job 02000000, as NodeKeeper runs it.
 node_keeper() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp import log_keeper, redact
+from mvp.worker import log_keeper, redact
 jd, logs, every, grace = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 log_keeper.keep_node(logs, jd + "/logs/nodes/10.0.0.7", "02000000",
                      log_keeper.node_job_over(jd + "/logs/driver.live.log", grace), every,
@@ -79,7 +79,7 @@ log_keeper.keep_node(logs, jd + "/logs/nodes/10.0.0.7", "02000000",
 
 keeper_done() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp import log_keeper
+from mvp.worker import log_keeper
 print(log_keeper.wait_until_done(sys.argv[1], float(sys.argv[2])))' "$JD/logs/nodes/10.0.0.7" "$1"
 }
 

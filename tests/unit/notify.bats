@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The nightly's notifications (helpers/mvp/notify.py) against a real HTTP
+# The nightly's notifications (helpers/mvp/nightly/notify.py) against a real HTTP
 # server on 127.0.0.1 (tests/test_helper/webhook_receiver.py) and a sendmail
 # receiver that keeps what sendmail would be given: once per night, bounded
 # retries, the webhook URL kept secret, settings refused before the night.

@@ -20,12 +20,12 @@ copy_tree() {
 check_secret_rule() {
   local hits
   hits=$(grep -rnE --exclude-dir=__pycache__ 'TOKEN\|SECRET\|PASSWORD\|KEY' "$1/scripts" "$1/helpers" |
-    grep -v '^[^:]*/helpers/mvp/redact.py:[0-9]*:SECRET_NAME = re.compile(r"') || return 0
+    grep -v '^[^:]*/helpers/mvp/worker/redact.py:[0-9]*:SECRET_NAME = re.compile(r"') || return 0
   echo "$hits"
   return 1
 }
 
-@test "one owner: the secret-name rule is written only in helpers/mvp/redact.py (SECRET_NAME)" {
+@test "one owner: the secret-name rule is written only in helpers/mvp/worker/redact.py (SECRET_NAME)" {
   run check_secret_rule "$MVP_REPO"
   assert_success
 }
@@ -40,7 +40,7 @@ check_secret_rule() {
 
 @test "one owner: config.sh's secret-name rule is redact.py's SECRET_NAME, read without a process" {
   local want
-  want=$(PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp import redact; print(redact.SECRET_NAME.pattern)')
+  want=$(PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.worker import redact; print(redact.SECRET_NAME.pattern)')
   run bash -c 'source "$MVP_REPO/scripts/lib/common.sh" && mvp::config::secret_name_rule && echo "$MVP_SECRET_NAME_RULE"'
   assert_success
   assert_output "$want"
@@ -84,7 +84,7 @@ check_pod_settings() {
   PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
 import re, sys
 from pathlib import Path
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 
 root = Path(sys.argv[1])
 names = set(next(e for e in read_contract(root / "config" / "settings.contract")
@@ -109,10 +109,10 @@ PY
 
 @test "one owner: a second list of the pods' settings in the renderer fails the check with its file and line" {
   copy_tree "$BATS_TEST_TMPDIR/tree"
-  echo 'PODS = ("MVP_WORKERS", "MVP_JOB_TIMEOUT", "MVP_MODEL_ID")' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render_kuberay.py"
+  echo 'PODS = ("MVP_WORKERS", "MVP_JOB_TIMEOUT", "MVP_MODEL_ID")' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render/render_kuberay.py"
   run check_pod_settings "$BATS_TEST_TMPDIR/tree"
   assert_failure
-  assert_output --partial "/helpers/mvp/render_kuberay.py:"
+  assert_output --partial "/helpers/mvp/render/render_kuberay.py:"
 }
 
 # ${NAME:-VALUE} on a setting under scripts/ with a VALUE that is not empty:
@@ -173,7 +173,7 @@ check_defaults() {
 }
 
 @test "one owner: the job's launcher keeps no default of its own for the log copy's period (the contract's MVP_LOG_SYNC_SECONDS)" {
-  run grep -nE 'log_sync_s", *[0-9]' "$MVP_REPO/helpers/mvp/launch.py"
+  run grep -nE 'log_sync_s", *[0-9]' "$MVP_REPO/helpers/mvp/worker/launch.py"
   assert_failure
 }
 
@@ -184,7 +184,7 @@ check_hand_validation() {
   PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
 import re, sys
 from pathlib import Path
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 
 root = Path(sys.argv[1])
 settings = {e.name for e in read_contract(root / "config" / "settings.contract") if e.kind != "internal"}
@@ -236,7 +236,7 @@ check_runtime_defaults() {
   PYTHONPATH="$1/helpers" python3 - "$1" "${RUNTIME_EXCEPTIONS[@]}" <<'PY'
 import re, sys
 from pathlib import Path
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 
 root, exceptions = Path(sys.argv[1]), set(sys.argv[2:])
 per_runtime = {e.name for e in read_contract(root / "config" / "settings.contract") if e.derived}
@@ -268,11 +268,11 @@ PY
   assert_output --regexp "/scripts/lib/runtime_local.sh:[0-9]+: MVP_PYTHON$"
 }
 
-@test "one owner: each default.WHEN of the contract names a runtime (a scripts/lib/runtime_*.sh), a trainer profile or *; MVP_RUNTIME's choices are those files, MVP_TRAINER_PROFILE's profile.py's" {
+@test "one owner: each default.WHEN of the contract names a runtime (a scripts/lib/runtime_*.sh), a trainer profile or *; MVP_RUNTIME's choices are those files, MVP_TRAINER_PROFILE's trainer_profile.py's" {
   run env PYTHONPATH="$MVP_REPO/helpers" python3 - "$MVP_REPO" <<'PY'
 import sys
 from pathlib import Path
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 
 root = Path(sys.argv[1])
 entries = {e.name: e for e in read_contract()}
@@ -280,9 +280,9 @@ runtimes = sorted(p.name[len("runtime_"):-3] for p in (root / "scripts" / "lib")
 profiles = entries["MVP_TRAINER_PROFILE"].type.split()[1:]
 if sorted(entries["MVP_RUNTIME"].type.split()[1:]) != runtimes:
     print(f"MVP_RUNTIME's type {entries['MVP_RUNTIME'].type} is not the runtimes {runtimes}")
-from mvp import profile
-if tuple(profiles) != profile.PROFILES:
-    print(f"MVP_TRAINER_PROFILE's type {entries['MVP_TRAINER_PROFILE'].type} is not profile.py's PROFILES {profile.PROFILES}")
+from mvp.jobs import trainer_profile
+if tuple(profiles) != trainer_profile.PROFILES:
+    print(f"MVP_TRAINER_PROFILE's type {entries['MVP_TRAINER_PROFILE'].type} is not trainer_profile.py's PROFILES {trainer_profile.PROFILES}")
 for e in entries.values():
     for when, _ in e.derived:
         if when != "*" and when not in runtimes and when not in profiles:
@@ -297,8 +297,8 @@ PY
 # settings object (settings.k8s_*, settings.text). FILE:LINE each, exit 1 if any.
 check_renderer_environ() {
   local hits
-  hits=$(grep -nE '\benviron\b|getenv' "$1/helpers/mvp/render_kuberay.py") || return 0
-  sed "s|^|$1/helpers/mvp/render_kuberay.py:|" <<<"$hits"
+  hits=$(grep -nE '\benviron\b|getenv' "$1/helpers/mvp/render/render_kuberay.py") || return 0
+  sed "s|^|$1/helpers/mvp/render/render_kuberay.py:|" <<<"$hits"
   return 1
 }
 
@@ -309,10 +309,10 @@ check_renderer_environ() {
 
 @test "one owner: a planted os.environ read of an MVP_K8S_* setting in the renderer fails the check with its file and line" {
   copy_tree "$BATS_TEST_TMPDIR/tree"
-  echo 'PVC = os.environ["MVP_K8S_PVC"]' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render_kuberay.py"
+  echo 'PVC = os.environ["MVP_K8S_PVC"]' >>"$BATS_TEST_TMPDIR/tree/helpers/mvp/render/render_kuberay.py"
   run check_renderer_environ "$BATS_TEST_TMPDIR/tree"
   assert_failure
-  assert_output --regexp "/helpers/mvp/render_kuberay.py:[0-9]+:PVC = os.environ"
+  assert_output --regexp "/helpers/mvp/render/render_kuberay.py:[0-9]+:PVC = os.environ"
 }
 
 # check_layout_paths ROOT: no script under ROOT/scripts builds a path of the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The output contract between scripts and helpers: results a program reads
 # are key=value lines made and read by one pair of functions per language
-# (scripts/lib/kv.sh, helpers/mvp/kv.py), never a person's wording; the ERR
+# (scripts/lib/kv.sh, helpers/mvp/worker/kv.py), never a person's wording; the ERR
 # trap decides by exit code and call site, never by the failing command's text.
 
 setup() {
@@ -44,7 +44,7 @@ kv_py() {
 }
 
 @test "kv.py: emit and parse are one pair; parse refuses a line that is not key=value" {
-  run kv_py 'from mvp import kv; import io
+  run kv_py 'from mvp.worker import kv; import io
 buf = io.StringIO(); kv.emit(("submission_id", "x-1"), ("summary", "NIGHTLY PASS a=b"), file=buf)
 print(kv.parse(buf.getvalue()))
 try:
@@ -63,12 +63,12 @@ except ValueError as exc:
 
 @test "kv: lines Python emits, bash reads, and lines bash emits, Python reads" {
   local lines
-  lines=$(kv_py 'from mvp import kv; kv.emit(("node_ids", "a,b"), ("summary", "x = y"))')
+  lines=$(kv_py 'from mvp.worker import kv; kv.emit(("node_ids", "a,b"), ("summary", "x = y"))')
   run bash -c 'source "$1/scripts/lib/log.sh"; source "$1/scripts/lib/kv.sh"; declare -A r=(); mvp::kv::read r; echo "${r[node_ids]}|${r[summary]}"' _ "$MVP_REPO" <<<"$lines"
   assert_success
   assert_output "a,b|x = y"
   lines=$(bash -c 'source "$1/scripts/lib/log.sh"; source "$1/scripts/lib/kv.sh"; mvp::kv::emit code_id "src-1" note "a=b"' _ "$MVP_REPO")
-  run kv_py "from mvp import kv; import sys; print(kv.parse(sys.stdin.read()))" <<<"$lines"
+  run kv_py "from mvp.worker import kv; import sys; print(kv.parse(sys.stdin.read()))" <<<"$lines"
   assert_success
   assert_output "{'code_id': 'src-1', 'note': 'a=b'}"
 }

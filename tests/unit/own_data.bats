@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# A user's own parquet checked as verl 0.9.1 reads it (helpers/mvp/datacheck.py):
+# A user's own parquet checked as verl 0.9.1 reads it (helpers/mvp/jobs/datacheck.py):
 # each ported rule (its verl file:line in datacheck.py) refuses a planted
 # violation in one ERROR line naming the column or row. The files are real
 # parquet written with pyarrow; the tokenizer is a real one (a BPE trained here,
@@ -11,7 +11,7 @@ setup_file() {
   mkdir -p "$BARE" && echo '{}' >"$BARE/config.json"
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$MODEL" <<'PY'
 import sys
-from mvp import tiny_model
+from mvp.data import tiny_model
 texts = [f"A crate holds {i} red and {i + 3} blue balls. How many balls?" for i in range(200)]
 tiny_model._tokenizer(texts).save_pretrained(sys.argv[1])
 PY
@@ -45,8 +45,8 @@ datacheck() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$@" <<'PY'
 import sys
 from pathlib import Path
-from mvp import datacheck
-from mvp.errors import MvpError
+from mvp.jobs import datacheck
+from mvp.worker.errors import MvpError
 cases, case = [], []
 for word in sys.argv[1:] + ["--"]:
     if word == "--":
@@ -159,7 +159,7 @@ PY
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$MODEL" <<'PY'
 import sys
 from pathlib import Path
-from mvp import datacheck
+from mvp.jobs import datacheck
 tok = datacheck.load_tokenizer(Path(sys.argv[1]))
 rows = [[{"role": "user", "content": "A crate holds 3 red balls. " * n}] for n in range(1, 30)]
 rows += [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2 + 2?"},
@@ -218,7 +218,7 @@ PY
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$F" "$BATS_TEST_TMPDIR/cache" <<'PY'
 import sys, time
 from pathlib import Path
-from mvp import datacheck
+from mvp.jobs import datacheck
 f, cache = Path(sys.argv[1]), Path(sys.argv[2])
 first = datacheck.check([("dataset.train", f)], "rl", {}, f.parent, cache)
 assert len(list((cache / "data").glob("*.json"))) == 1

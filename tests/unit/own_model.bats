@@ -36,8 +36,8 @@ setup() {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
 import sys
 from pathlib import Path
-from mvp import prepare
-from mvp.errors import MvpError
+from mvp.data import prepare
+from mvp.worker.errors import MvpError
 for bad in ("a/../../b", "org/name/extra", "-x", "a b"):
     try:
         prepare.prepare_model(Path(sys.argv[1]), bad, "")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The preflight (helpers/mvp/preflight.py): a job's overrides composed with
+# The preflight (helpers/mvp/jobs/preflight.py): a job's overrides composed with
 # Hydra against its snapshot's own verl config, on the real verl 0.9.1 tree
 # (.mvp/cache/verl-0.9.1, unpacked from the PyPI wheel by `make setup`) and on
 # the stand-in's test tree. Refusals are one ERROR line and exit 1.
@@ -28,7 +28,7 @@ setup() {
 }
 
 preflight() {
-  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.preflight --cache-dir "$CACHE" "$@"
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.preflight --cache-dir "$CACHE" "$@"
 }
 
 # template_args WORKLOAD: the template's overrides in the array ARGS.

@@ -16,7 +16,7 @@ setup() {
 }
 
 @test "python structure: plan.py and preflight.py have no function over 40 lines" {
-  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/plan.py" "$MVP_REPO/helpers/mvp/preflight.py"
+  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/jobs/plan.py" "$MVP_REPO/helpers/mvp/jobs/preflight.py"
   assert_success
   assert_output ""
 }
@@ -32,10 +32,41 @@ setup() {
   assert_success
   assert_output ""
   # The two the issue named stay gone (not merely used again by something).
-  run grep -rnE "def (regression_run|reward_key)\b" "$MVP_REPO/helpers/mvp/layout.py"
+  run grep -rnE "def (regression_run|reward_key)\b" "$MVP_REPO/helpers/mvp/core/layout.py"
   assert_failure 1
-  run grep -nE "^def reward_key\b" "$MVP_REPO/helpers/mvp/preflight.py"
+  run grep -nE "^def reward_key\b" "$MVP_REPO/helpers/mvp/jobs/preflight.py"
   assert_failure 1
+}
+
+# The groups of helpers/mvp/, lowest first (docs/ARCHITECTURE.md's picture);
+# jobs and data are peers. __main__ is the package's own top-level files.
+LAYERS=(worker core jobs,data nightly render __main__)
+
+@test "python structure: each group of the mvp package imports only the groups below it (worker: nothing outside itself), and no module is named as the standard library's" {
+  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --layers "${LAYERS[@]}" --shadow
+  assert_success
+  assert_output ""
+}
+
+@test "python structure: the layer check names an import up, one sideways, a file in no group and a module that shadows the standard library" {
+  local pkg=$BATS_TEST_TMPDIR/mvp
+  mkdir -p "$pkg/worker" "$pkg/core" "$pkg/jobs" "$pkg/data" "$pkg/odd"
+  touch "$pkg/__init__.py" "$pkg/worker/__init__.py" "$pkg/core/__init__.py" "$pkg/jobs/__init__.py" "$pkg/data/__init__.py" "$pkg/odd/__init__.py"
+  printf 'def f():\n    from ..core import log\n' >"$pkg/worker/fsutil.py"
+  printf 'from ..worker import errors\n' >"$pkg/core/log.py"
+  printf 'x = 1\n' >"$pkg/worker/errors.py"
+  printf 'from ..data import prep\n' >"$pkg/jobs/plan.py"
+  printf 'from ..core import log\n' >"$pkg/data/prep.py"
+  printf 'x = 1\n' >"$pkg/odd/thing.py"
+  printf 'x = 1\n' >"$pkg/core/profile.py"
+  run "${CHECK[@]}" "$pkg" --layers "${LAYERS[@]}" --shadow
+  assert_failure 1
+  assert_output "group odd ($pkg/odd/thing.py) is in no layer
+import against the layers: mvp.jobs.plan (jobs) imports mvp.data (data)
+import against the layers: mvp.jobs.plan (jobs) imports mvp.data.prep (data)
+import against the layers: mvp.worker.fsutil (worker) imports mvp.core (core)
+import against the layers: mvp.worker.fsutil (worker) imports mvp.core.log (core)
+$pkg/core/profile.py: shadows the standard library's profile"
 }
 
 @test "python structure: no stand-in knob in production code (tests inject +mvp_standin.* themselves)" {

@@ -41,7 +41,7 @@ print(sorted({resume.stop_step(Path(sys.argv[1]), "ref", random.Random(n))[0] fo
   job short ppo "" '{"trainer.save_freq": "10"}' 6
   run py 'import sys
 from pathlib import Path
-from mvp.errors import MvpError
+from mvp.worker.errors import MvpError
 from mvp.nightly import resume
 try:
     resume.stop_step(Path(sys.argv[1]), "short")
@@ -57,8 +57,8 @@ except MvpError as e:
   echo "def load_checkpoint(self): pass" >"$code/verl/utils/checkpoint/checkpoint_handler.py"
   local check='import sys
 from pathlib import Path
-from mvp import epoch_boundary
-from mvp.errors import MvpError
+from mvp.jobs import epoch_boundary
+from mvp.worker.errors import MvpError
 try:
     epoch_boundary.check(Path(sys.argv[1]), int(sys.argv[2]), "sft1/global_step_" + sys.argv[2], Path(sys.argv[3]))
     print("resumable")
@@ -81,7 +81,7 @@ except MvpError as e:
   ckpt a-r1 6
   local enforce='import sys
 from pathlib import Path
-from mvp import ckpt_keep
+from mvp.jobs import ckpt_keep
 print(" ".join(f"{p.parent.parent.name}/{p.name}" for p in ckpt_keep.enforce(Path(sys.argv[1]), sys.argv[2])))'
   run py "$enforce" "$JOBS" a
   assert_output ""

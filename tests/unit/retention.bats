@@ -25,7 +25,7 @@ night() {
 prune() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.dashboard import Dashboard
+from mvp.core.dashboard import Dashboard
 from mvp.nightly import retention
 tmp = Path(sys.argv[1])
 removed = retention.prune(tmp / "regressions", tmp / "jobs", int(sys.argv[2]), Dashboard("http://127.0.0.1:1", 1), sys.argv[3])

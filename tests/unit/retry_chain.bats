@@ -24,8 +24,8 @@ jobspec_with() {
 
 parse_jobspec() {
   py 'import sys
-from mvp import jobspec
-from mvp.errors import MvpError
+from mvp.jobs import jobspec
+from mvp.worker.errors import MvpError
 try:
     print(jobspec.parse_jobspec(sys.stdin.read(), "spec.yaml").get("retries"))
 except MvpError as e:
@@ -113,7 +113,7 @@ dump() {
 status_of() {
   py 'import json, sys
 from pathlib import Path
-from mvp import status
+from mvp.jobs import status
 jobs = Path(sys.argv[1])
 rows = [{"submission_id": p.name, "status": json.load(open(p / "result.json"))["status"], "start_time": i}
         for i, p in enumerate(sorted(jobs.iterdir()))]
@@ -155,7 +155,7 @@ else:
   before=$(tree_digest "$JOBS/ppo-9")
   run py 'import json, sys
 from pathlib import Path
-from mvp import status
+from mvp.jobs import status
 rows = [{"submission_id": "ppo-9-r1", "status": "RUNNING", "start_time": 5}]
 print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
   jq -e '.[0].chain | map(.submission_id + ":" + .status) == ["ppo-9:FAILED", "ppo-9-r1:RUNNING"]' <<<"$output"
@@ -166,9 +166,9 @@ print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
 resumed() {
   py 'import json, sys
 from pathlib import Path
-from mvp import resumed, retry
+from mvp.jobs import chain, resumed
 jobs = Path(sys.argv[1])
-print(json.dumps(resumed.check(jobs, sys.argv[2], retry._before(jobs, sys.argv[2]))))' "$JOBS" "$1"
+print(json.dumps(resumed.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$JOBS" "$1"
 }
 
 # The rollout dump as a JobSpec asks for it: into the job's checkpoint directory, through verl's interpolation.
@@ -233,8 +233,8 @@ ROLLOUTS_OVERRIDE='${trainer.default_local_dir}/rollouts'
   lay_job g-r1 FAILED g/global_step_2 1 2
   run py 'import sys
 from pathlib import Path
-from mvp import retry
-from mvp.errors import MvpError
+from mvp.jobs import retry
+from mvp.worker.errors import MvpError
 try:
     print(retry.resume_point(Path(sys.argv[1]), "g-r1"))
 except MvpError as e:

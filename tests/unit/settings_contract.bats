@@ -25,7 +25,7 @@ check_names() {
   PYTHONPATH="$1/helpers" python3 - "$1" <<'PY'
 import re, sys
 from pathlib import Path
-from mvp.settings import read_contract
+from mvp.core.settings import read_contract
 
 root = Path(sys.argv[1])
 entries = read_contract(root / "config" / "settings.contract")
@@ -91,11 +91,11 @@ copy_tree() {
   local tree
   tree=$(copy_tree)
   printf 'knob=${MVP_PLANTED_KNOB:-1}\n' >>"$tree/scripts/lib/run.sh"
-  printf 'PLANTED = os.environ.get("MVP_PLANTED_PY")\n' >>"$tree/helpers/mvp/status.py"
+  printf 'PLANTED = os.environ.get("MVP_PLANTED_PY")\n' >>"$tree/helpers/mvp/jobs/status.py"
   run check_names "$tree"
   assert_failure
   assert_line "scripts/lib/run.sh:$(wc -l <"$tree/scripts/lib/run.sh"): MVP_PLANTED_KNOB is not declared in config/settings.contract"
-  assert_line "helpers/mvp/status.py:$(wc -l <"$tree/helpers/mvp/status.py"): MVP_PLANTED_PY is not declared in config/settings.contract"
+  assert_line "helpers/mvp/jobs/status.py:$(wc -l <"$tree/helpers/mvp/jobs/status.py"): MVP_PLANTED_PY is not declared in config/settings.contract"
   # Declared, the same read passes: the check is the contract, not a list of its own.
   printf 'MVP_PLANTED_*\n  kind     internal\n  doc      Planted.\n' >>"$tree/config/settings.contract"
   run check_names "$tree"
@@ -109,7 +109,7 @@ copy_tree() {
     printf "derived %s\n" "${MVP_CONTRACT_DERIVED[@]}"; printf "computed %s\n" "${MVP_CONTRACT_COMPUTED[@]}"' _ "$MVP_REPO"
   assert_success
   local bash_view=$output
-  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.settings import read_contract
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.core.settings import read_contract
 es = read_contract()
 for e in es:
     if e.kind == "setting": print("setting", e.name)
@@ -126,14 +126,14 @@ for kind in ("derived", "computed"):
   assert_success
   [[ $output == "$bash_view" ]]
   # The helper's quick scan (settings.fields) agrees with the full reader.
-  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp import settings
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.core import settings
 full = {e.helper: (e.name, settings.CONVERT[e.type.split()[0]]) for e in settings.read_contract() if e.helper}
 print(full == settings.fields(), len(full))'
   assert_output "True 70"
   # 101 settings, each documented; none a secret by value on the helper's
   # command line (its environment is argv of env(1)).
   [[ $(grep -c '^setting ' <<<"$bash_view") == 101 ]]
-  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.settings import read_contract
+  run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from mvp.core.settings import read_contract
 bad = [e.name for e in read_contract() if not e.doc or (e.secret == "value" and (e.helper or e.kind == "setting"))
        or e.secret not in ("", "file", "value")]
 print(" ".join(bad))'
@@ -213,7 +213,7 @@ of_type() {
     while read -r value verdict; do
       [[ $verdict == no ]] && continue
       # What bash lets through, settings.py's CONVERT reads.
-      PYTHONPATH="$MVP_REPO/helpers" python3 -c 'import sys; from mvp.settings import CONVERT; CONVERT[sys.argv[1]](sys.argv[2])' \
+      PYTHONPATH="$MVP_REPO/helpers" python3 -c 'import sys; from mvp.core.settings import CONVERT; CONVERT[sys.argv[1]](sys.argv[2])' \
         "${type%% *}" "$value" || fail "type $type: bash takes '$value', settings.py cannot convert it"
     done <<<"$output"
   done

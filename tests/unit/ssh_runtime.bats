@@ -47,7 +47,7 @@ resolve() {
   assert_equal "${#lines[@]}" 4
   assert_line --regexp "^10\.1\.0\.10 'ssh' '-o' 'BatchMode=yes' .* '-p' '2200' 'admin@10\.1\.0\.10'$"
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp import archive
+from mvp.jobs import archive
 print("\n".join(archive.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >"$BATS_TEST_TMPDIR/parsed3"
   diff "$BATS_TEST_TMPDIR/argv3" "$BATS_TEST_TMPDIR/parsed3"
   grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"

@@ -260,7 +260,7 @@ YAML
   printf 'import json, os, sys\nprint("argv=" + json.dumps(sys.argv[1:]))\nprint("cwd=" + os.getcwd())\n' >"$code/recipe/fake.py"
   jq -n --arg w "$BATS_TEST_TMPDIR/run here" '{resolved: {trainer_module: "recipe.fake", log_sync_s: 0, workdir: $w,
     trainer_args: ["--config-name", "mine"], trainer_overrides: {"a": "'"'"'x, [y] $(id)'"'"'", "~b": null}}}' >"$job/config/job_spec.json"
-  run env PYTHONPATH="$code" python3 "$MVP_REPO/helpers/mvp/launch.py" "$job"
+  run env PYTHONPATH="$code" python3 "$MVP_REPO/helpers/mvp/worker/launch.py" "$job"
   assert_success
   assert_line 'argv=["--config-name", "mine", "a='"'"'x, [y] $(id)'"'"'", "~b"]'
   assert_line "cwd=$BATS_TEST_TMPDIR/run here"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The CPU extensions (helpers/verl_cpu/mvp_verl_cpu) against real verl 0.9.1
 # (the pristine wheel tree make setup puts in .mvp/cache/verl-0.9.1) and the
-# tiny model (helpers/mvp/tiny_model.py), without a cluster: each piece does
+# tiny model (helpers/mvp/data/tiny_model.py), without a cluster: each piece does
 # what verl asks of it. The real jobs are in tests/real_verl.
 
 setup_file() {
@@ -30,7 +30,7 @@ build_tiny() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "
 import json, sys
 from pathlib import Path
-from mvp import tiny_model
+from mvp.data import tiny_model
 rows = [json.loads(l) for l in open('$MVP_TEST_GSM8K/train.jsonl')][:300]
 tiny_model.build(Path(sys.argv[1]), [r['question'] + ' ' + r['answer'] for r in rows], seed=int(sys.argv[2]))
 " "$1" "$2" 2>/dev/null

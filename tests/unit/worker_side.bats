@@ -23,24 +23,34 @@ print(" ".join(sorted(n for n in sys.modules if n.split(".")[0] not in sys.stdli
 }
 
 @test "worker side: launch.py imports, under the system python3 -I -S, only the standard library and the runbook's worker-side files" {
-  run worker_imports "$MVP_REPO/helpers/mvp"
+  run worker_imports "$MVP_REPO/helpers/mvp/worker"
   assert_success
   assert_output "$WORKER_SIDE"
 }
 
 @test "worker side: a worker-side file with a package import (here a relative one, as in a package) fails the check" {
-  cp -r "$MVP_REPO/helpers/mvp" "$BATS_TEST_TMPDIR/mvp"
-  sed -i '0,/^from pathlib import Path$/s//from pathlib import Path\nfrom .errors import MvpError/' "$BATS_TEST_TMPDIR/mvp/jobdir.py"
-  grep -q '^from .errors import MvpError$' "$BATS_TEST_TMPDIR/mvp/jobdir.py"
-  run worker_imports "$BATS_TEST_TMPDIR/mvp"
+  cp -r "$MVP_REPO/helpers/mvp/worker" "$BATS_TEST_TMPDIR/worker"
+  sed -i '0,/^from pathlib import Path$/s//from pathlib import Path\nfrom .errors import MvpError/' "$BATS_TEST_TMPDIR/worker/jobdir.py"
+  grep -q '^from .errors import MvpError$' "$BATS_TEST_TMPDIR/worker/jobdir.py"
+  run worker_imports "$BATS_TEST_TMPDIR/worker"
   assert_failure
   assert_output --partial "attempted relative import with no known parent package"
 }
 
 @test "worker side: a worker-side file that imports a third-party package fails the check" {
-  cp -r "$MVP_REPO/helpers/mvp" "$BATS_TEST_TMPDIR/mvp"
-  sed -i '0,/^import os$/s//import os\nimport yaml/' "$BATS_TEST_TMPDIR/mvp/stopper.py"
-  run worker_imports "$BATS_TEST_TMPDIR/mvp"
+  cp -r "$MVP_REPO/helpers/mvp/worker" "$BATS_TEST_TMPDIR/worker"
+  sed -i '0,/^import os$/s//import os\nimport yaml/' "$BATS_TEST_TMPDIR/worker/stopper.py"
+  run worker_imports "$BATS_TEST_TMPDIR/worker"
   assert_failure
   assert_output --partial "No module named 'yaml'"
+}
+
+@test "worker side: every file of helpers/mvp/worker/ imports as a top-level module under the system python3 -I -S (the image check and kv run there too)" {
+  local f name
+  for f in "$MVP_REPO"/helpers/mvp/worker/*.py; do
+    name=$(basename "$f" .py)
+    [[ $name == __init__ ]] && continue
+    run bash -c 'cd "$1" && /usr/bin/python3 -I -S -c "import sys; sys.path.insert(0, \".\"); import $2"' _ "$MVP_REPO/helpers/mvp/worker" "$name"
+    assert_success
+  done
 }

@@ -12,8 +12,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
 
-from .. import bisection, fsutil, kv
-from ..errors import MvpError
+from . import bisection
+from ..worker import fsutil, kv
+from ..worker.errors import MvpError
 from . import history, suite
 
 STORE = "control.json"

@@ -7,8 +7,9 @@ from html import escape
 from pathlib import Path
 from typing import Optional
 
-from .. import fingerprint, fsutil
-from ..jobdir import JobDir
+from ..jobs import fingerprint
+from ..worker import fsutil
+from ..worker.jobdir import JobDir
 from . import judge
 
 STORE = "fingerprints.json"

@@ -16,7 +16,7 @@ band's verdict says why there was none."""
 from statistics import median
 from typing import Optional
 
-from ..errors import MvpError
+from ..worker.errors import MvpError
 from . import bands
 
 # figure: (the direction that is worse, how the evidence names it).

@@ -7,7 +7,7 @@ The nights come from regressions/history.json, which retention never prunes."""
 from html import escape
 from pathlib import Path
 
-from .. import fsutil
+from ..worker import fsutil
 from . import fingerprints
 from .history import FIGURES, REPLACED, figures, is_good
 from .report import attempt_links, page, verdict

@@ -4,10 +4,12 @@ import re
 import shlex
 from pathlib import Path
 
-from .. import bundle, ckpt_keep, fingerprint, resumed, retry, workloads
-from ..jobdir import JobDir
-from ..layout import Layout
-from . import bands, metrics, resume
+from ..jobs import bundle, ckpt_keep, fingerprint, resumed, workloads
+from ..jobs.chain import chain_of, resumed_from
+from ..worker.jobdir import JobDir
+from ..core.layout import Layout
+from . import bands, resume
+from ..core import metrics
 
 # The files (JobDir names) and directories every judged job directory must hold.
 REQUIRED_FILES = ("spec", "runtime_env", "submit_cmd", "driver_log", "result")
@@ -74,7 +76,7 @@ def check_metrics_parsed(summary: dict, status: str) -> dict:
                       f"{summary['mean_step_s']} s from {summary.get('step_time_from') or 'nothing (no timing_s/step, no tqdm rate)'}")
     if mentions:
         return _check("metrics_parsed", False, f"the driver log has {mentions} step lines but none parsed: "
-                      "the metric parser does not read this log's shape (nightly/metrics.py)")
+                      "the metric parser does not read this log's shape (core/metrics.py)")
     return _check("metrics_parsed", status != "SUCCEEDED",
                   f"no step line in the driver log; the job ended {status}")
 
@@ -180,9 +182,9 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
     jobs = Layout(shared_root).jobs
-    chain = retry.chain_of(jobs, sid)
+    chain = chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
-    from_step = resumed.checkpoint_step(retry.resumed_from(jobs, sid)) or 0
+    from_step = resumed.checkpoint_step(resumed_from(jobs, sid)) or 0
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
@@ -229,7 +231,7 @@ def add_resume_fidelity(judged: list, plan: dict, jobs: Path, band: dict) -> Non
 def attempts(jobs: Path, chain: list) -> list:
     """A retried job's chain, first to last: each attempt's status and links."""
     return [{"submission_id": a, "status": JobDir.of(jobs, a).status(),
-             "resumed_from": retry.resumed_from(jobs, a) or None, "resumed_by": chain[i + 1] if i + 1 < len(chain) else None}
+             "resumed_from": resumed_from(jobs, a) or None, "resumed_by": chain[i + 1] if i + 1 < len(chain) else None}
             for i, a in enumerate(chain)]
 
 

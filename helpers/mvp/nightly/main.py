@@ -6,9 +6,9 @@ reports."""
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import fsutil, kv
-from ..errors import MvpError
-from ..dashboard import Dashboard
+from ..worker import fsutil, kv
+from ..worker.errors import MvpError
+from ..core.dashboard import Dashboard
 from . import control, fingerprints, history, index, judge, report, resume, retention
 
 

@@ -23,10 +23,12 @@ directories alone:
 import random
 from pathlib import Path
 
-from .. import ckpt_keep, fsutil, resumed, retry
-from ..errors import MvpError
-from ..jobdir import JobDir
-from . import metrics
+from ..jobs import ckpt_keep, resumed
+from ..jobs.chain import chain_text, resumed_from
+from ..worker import fsutil
+from ..worker.errors import MvpError
+from ..worker.jobdir import JobDir
+from ..core import metrics
 
 NAME = "resume_fidelity"
 # workload: (verl's metric, the band's name), compared step by step.
@@ -94,7 +96,7 @@ def interrupted(jobs: Path, chain: list, stop_at: int) -> str:
     if status[0] != "FAILED":
         return f"{chain[0]} was SIGKILLed after step {record['last_step_seen']} but ended {status[0]}, not FAILED"
     if len(chain) < 2 or status[-1] != "SUCCEEDED":
-        return f"the chain {retry.chain_text(chain)} ended {' -> '.join(map(str, status))}: no resumption succeeded"
+        return f"the chain {chain_text(chain)} ended {' -> '.join(map(str, status))}: no resumption succeeded"
     return ""
 
 
@@ -114,7 +116,7 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
     why = interrupted(jobs, chain, stop_at)
     if why:
         return _result(False, why)
-    from_step = resumed.checkpoint_step(retry.resumed_from(jobs, chain[1])) or 0
+    from_step = resumed.checkpoint_step(resumed_from(jobs, chain[1])) or 0
     ref = _curve(jobs, reference)
     before = {s: r for s, r in _curve(jobs, chain[0]).items() if s <= from_step}
     after = {}
@@ -151,7 +153,7 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
         said.append(retained)
     record = fsutil.read_json(JobDir.of(jobs, chain[0]).interrupt, {}) or {}
     head = (f"SIGKILLed after step {record.get('last_step_seen')} (drawn: {record.get('stop_at_step')}), resumed "
-            f"from global_step_{from_step} as {retry.chain_text(chain)}; steps {from_step + 1}-{max(after)} vs "
+            f"from global_step_{from_step} as {chain_text(chain)}; steps {from_step + 1}-{max(after)} vs "
             f"{reference}: ")
     if not compared:
         said.append(f"no figure of {workload or 'this workload'} compared: nothing proves the curve")

@@ -4,8 +4,9 @@ links to, or anything of another cluster that shares the root."""
 import shutil
 from pathlib import Path
 
-from .. import fsutil, jobdir, log
-from ..dashboard import TERMINAL, Dashboard
+from ..worker import fsutil, jobdir
+from ..core import log
+from ..core.dashboard import TERMINAL, Dashboard
 
 
 def run_dirs(regressions: Path) -> list:

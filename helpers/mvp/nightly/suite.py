@@ -10,8 +10,9 @@ import re
 import sys
 from pathlib import Path
 
-from .. import cmdline, jobspec, kv
-from ..errors import MvpError
+from ..jobs import cmdline, jobspec
+from ..worker import kv
+from ..worker.errors import MvpError
 
 NAME = re.compile(r"[a-z0-9_]+\Z")
 FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles")

@@ -1,5 +1,5 @@
 """Remote code for a Qwen2 critic on CPU, copied into a model directory as
-modeling_mvp_cpu_critic.py (helpers/mvp/tiny_model.py does) and named in its
+modeling_mvp_cpu_critic.py (helpers/mvp/data/tiny_model.py does) and named in its
 config.json's auto_map for AutoModelForTokenClassification.
 
 verl 0.9.1 loads a critic (a value model) with attn_implementation=

@@ -1,0 +1,2 @@
+"""Submitting and controlling a job from the host: the JobSpec, the plan,
+admission, the submission, waiting, status, archiving and retries."""
