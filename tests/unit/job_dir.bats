@@ -105,25 +105,43 @@ driver.log archived
 FAILED True True"
 }
 
-@test "job dir: the helper's wait answers status=STATUS (what 40-44's --retry reads), exit 0 only for SUCCEEDED in time" {
-  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+@test "job dir: the helper's wait answers status=STATUS (what 40-44's --retry reads), exit 0 only for SUCCEEDED in time; with --retry-point a FAILED or LOST job's resume_from= too, or the chain's one ERROR line" {
+  run --separate-stderr env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+from pathlib import Path
 from types import SimpleNamespace
-from mvp.jobs import job_commands
-for status, late in (("FAILED", False), ("SUCCEEDED", False), ("SUCCEEDED", True)):
+from mvp.jobs import job_commands, retry
+from mvp.worker.errors import MvpError
+def point(jobs, sid):
+    if sid == "j-2":
+        raise MvpError("job j-2 ended FAILED before its first checkpoint and resumed from none")
+    return f"{sid}/global_step_2"
+retry.resume_point = point
+settings = SimpleNamespace(jobs_dir=Path("/nowhere"))
+for sid, status, late, asked in (("j-1", "FAILED", False, False), ("j-1", "SUCCEEDED", False, False),
+                                 ("j-1", "SUCCEEDED", True, False), ("j-1", "LOST", False, True),
+                                 ("j-2", "FAILED", False, True), ("j-1", "STOPPED", False, True)):
     job_commands.wait_for = lambda sid, timeout, settings: {"status": status, "timed_out": late}
-    print("exit", job_commands.wait_main(SimpleNamespace(submission_id="j-1", timeout=None), None))'
+    print("exit", job_commands.wait_main(SimpleNamespace(submission_id=sid, timeout=None, retry_point=asked), settings))'
   assert_success
   assert_output "status=FAILED
 exit 1
 status=SUCCEEDED
 exit 0
 status=SUCCEEDED
+exit 1
+status=LOST
+resume_from=j-1/global_step_2
+exit 1
+status=FAILED
+exit 1
+status=STOPPED
 exit 1"
+  assert_equal "$stderr" "ERROR: job j-2 ended FAILED before its first checkpoint and resumed from none"
 }
 
 @test "job dir: submit.sh reads the job's end from the wait's answer, never from result.json" {
   run grep -n 'jq\|result' "$MVP_REPO/scripts/lib/submit.sh"
   assert_failure 1
-  run grep -c 'out=$(mvp::helper::run wait "$SUBMITTED_ID")' "$MVP_REPO/scripts/lib/submit.sh"
+  run grep -c 'out=$(mvp::helper::run wait "$SUBMITTED_ID" "${point\[@\]}")' "$MVP_REPO/scripts/lib/submit.sh"
   assert_output 1
 }
