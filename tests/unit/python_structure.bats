@@ -42,6 +42,35 @@ setup() {
 # jobs and data are peers. __main__ is the package's own top-level files.
 LAYERS=(worker core jobs,data nightly render __main__)
 
+# picture_groups FILE: the groups docs/ARCHITECTURE.md's picture of helpers/mvp/
+# draws, top to bottom, one line (the code block after "One folder per place
+# the code runs"; ../jobenv/, outside the package, left out).
+picture_groups() {
+  awk '/^One folder per place the code runs/ {on = 1} on && /^```/ {n++; if (n == 2) exit; next}
+    on && n == 1 && match($0, /^ *([a-z_]+\/|__main__\.py) /) {w = $1; sub(/\/$|\.py$/, "", w); printf "%s ", w}' "$1"
+}
+
+# layers_top_down: LAYERS as the picture draws them, top to bottom, one line.
+layers_top_down() {
+  local i
+  for ((i = ${#LAYERS[@]} - 1; i >= 0; i--)); do printf '%s ' ${LAYERS[i]//,/ }; done
+}
+
+@test "python structure: ARCHITECTURE.md's picture of helpers/mvp/ draws the groups in the order the import check holds them to (LAYERS), each folder there" {
+  [[ $(picture_groups "$MVP_REPO/docs/ARCHITECTURE.md") == "$(layers_top_down)" ]] ||
+    fail "the picture draws '$(picture_groups "$MVP_REPO/docs/ARCHITECTURE.md")', the check holds '$(layers_top_down)'"
+  local g
+  for g in ${LAYERS[@]//,/ }; do
+    [[ $g == __main__ || -d $MVP_REPO/helpers/mvp/$g ]] || fail "LAYERS names $g, not a folder of helpers/mvp/"
+  done
+}
+
+@test "python structure: a picture with two groups swapped fails the picture check" {
+  sed '/^  jobs\/ /{h;d}; /^  data\/ /G' "$MVP_REPO/docs/ARCHITECTURE.md" | sed '/^  nightly\/ /{h;d}; /^  jobs\/ /G' >"$BATS_TEST_TMPDIR/a.md"
+  [[ $(picture_groups "$BATS_TEST_TMPDIR/a.md") != "$(layers_top_down)" ]]
+  [[ -n $(picture_groups "$BATS_TEST_TMPDIR/a.md") ]]
+}
+
 @test "python structure: each group of the mvp package imports only the groups below it (worker: nothing outside itself), and no module is named as the standard library's" {
   run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --layers "${LAYERS[@]}" --shadow
   assert_success
