@@ -341,15 +341,16 @@ mvp::config::init() {
 # mvp::config::shared_name HOST_PATH: a path under this host's shared dir as
 # its name relative to the shared root (regressions/<run id>), the form the
 # helper takes and resolves on whichever side it runs; mvp::config::node_path
-# HOST_PATH [VAR]: the same path as the nodes see it (into VAR when given: no
-# subshell at every script's start). The one host<->node mapping.
+# HOST_PATH [VAR]: the same path as the nodes see it. Both answer into VAR when
+# given (no subshell at every script's start). The one host<->node mapping.
 mvp::config::shared_name() {
   [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
-  echo "${1#"$MVP_HOST_SHARED_DIR"/}"
+  mvp::config::answer "${1#"$MVP_HOST_SHARED_DIR"/}" "${2-}"
 }
 mvp::config::node_path() {
-  [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
-  mvp::config::answer "$SHARED_ROOT/${1#"$MVP_HOST_SHARED_DIR"/}" "${2-}"
+  local _mvp_name
+  mvp::config::shared_name "$1" _mvp_name
+  mvp::config::answer "$SHARED_ROOT/$_mvp_name" "${2-}"
 }
 
 # mvp::config::answer VALUE [VAR]: VALUE into the variable VAR, else on stdout.
