@@ -17,6 +17,7 @@
 #   --rounds N   rounds of one same-code and one planted night (default 20)
 #   --kinds      the planted kinds taken in turn (default zeroed,flip,backwards,slow,leak;
 #                plant.sh lists them; none: only same-code nights)
+#   --minutes M  start no night after M minutes (default: no limit)
 #   --source     MVP_GSM8K_SOURCE of the nights: synthetic, hf, or a directory
 #                (default: the real GSM8K files in ../shared/data/gsm8k)
 #        bench/detector/record.sh --from-history HISTORY_JSON [--label NAME]
@@ -28,12 +29,13 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$here/../lib.sh"
-rounds=20 kinds=zeroed,flip,backwards,slow,leak source="" history="" label=""
+rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak source="" history="" label=""
 while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --kinds) kinds=$2; shift 2 ;;
     --source) source=$2; shift 2 ;;
+    --minutes) minutes=$2; shift 2 ;;
     --from-history) history=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -E/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -49,7 +51,7 @@ if [[ -n $history ]]; then
   PYTHONPATH=$BENCH_REPO/helpers "$python" "$here/from_history.py" "$history" --label "${label:-history}" --out "$out"
   exit 0
 fi
-[[ $rounds =~ ^[0-9]+$ ]] || { echo "ERROR: --rounds $rounds is not a whole number" >&2; exit 2; }
+[[ $rounds =~ ^[0-9]+$ && $minutes =~ ^[0-9]+$ ]] || { echo "ERROR: --rounds and --minutes take whole numbers" >&2; exit 2; }
 
 # The job whose figures should show each kind (plant.sh says what each does).
 declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]=grpo [leak]=learn [nokl]=grpo)
@@ -79,6 +81,7 @@ regressions=$SHARED_ROOT/regressions
 # night ONLY CODE_ID SRC [KIND]: one night of 60, harvested.
 night() {
   local only=$1 code=$2 src=$3 kind=${4:-} run commit=""
+  ((minutes == 0 || SECONDS - t0 < 60 * minutes)) || return 0
   run=$(CODE_ID=$code MVP_VERL_SRC=$src "$BENCH_REPO/scripts/60_nightly_regression.sh" --only "$only" 2>/dev/null |
     sed -n '1s/: log .*//p') || true
   [[ -n $run && -f $regressions/$run/report.json ]] || { echo "record: the night ($only on $code) left no report" >&2; return 1; }

@@ -169,6 +169,14 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--count", action="store_true", help="only how many jobs the night runs")
     c.set_defaults(func=module_command("nightly.suite", "main"))
 
+    c = sub.add_parser("detector", help="the nightly judge's error rates, replayed on the corpus of real runs "
+                       "(make bench-detector)")
+    c.add_argument("--corpus", default="", help="the corpus directory (default tests/fixtures/detector/corpus)")
+    c.add_argument("--write", default="", help="also write the figures as JSON to this file (config/detector.json)")
+    c.add_argument("--draws", type=int, default=20, help="random histories per night and per planted run")
+    c.add_argument("--boot", type=int, default=100, help="bootstrap resamples of the nights for the 95%% interval")
+    c.set_defaults(func=module_command("nightly.calibration", "main"))
+
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
