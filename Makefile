@@ -29,7 +29,7 @@ lock-trainer:
 .PHONY: lock-trainer help setup setup-tests test test-unit test-integration test-real-verl test-slurm test-compose test-kuberay test-ssh demo down bench
 
 help:
-	@echo "make setup | setup-tests | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench | gpu-smoke | gpu-bundle | lock-trainer"
+	@echo "make setup | setup-tests | test | test-unit | test-integration | test-real-verl | test-slurm | test-compose | test-kuberay | test-ssh | demo | down | bench | bench-detector | gpu-smoke | gpu-bundle | lock-trainer"
 
 # The demo's system packages are checked, never installed (one ERROR line
 # names what is missing and the command); the venv .venv/ and the real verl
@@ -107,6 +107,15 @@ bench: setup-tests
 	@table=$$(mktemp) && export MVP_BENCH_TABLE=$$table && \
 	  bench/bringup.sh && bench/submit.sh && bench/log_keepers.sh && bench/prepare_data.sh && bench/status.sh && bench/real_verl.sh; \
 	  rc=$$?; echo; bench/table.sh "$$table" || rc=1; rm -f "$$table"; exit $$rc
+
+# The nightly judge's error rates, measured: the corpus of real verl runs
+# (tests/fixtures/detector/, recorded by bench/detector/record.sh, hours)
+# replayed through the judge in seconds. Prints the table, then key=value
+# lines, and writes config/detector.json, which the nightly's reports quote;
+# tests/unit/detector.bats fails when that file is not what the replay says.
+.PHONY: bench-detector
+bench-detector:
+	PYTHONPATH=helpers $(if $(wildcard .venv/bin/python),.venv/bin/python,python3) -m mvp detector --write config/detector.json
 
 # docs/settings.md is generated from config/settings.contract (the one
 # declaration of every setting); tests/unit/settings_contract.bats fails

@@ -283,6 +283,7 @@ judge_night() {
   for job in "${JOBS[@]}"; do
     judged+=(--job "$job=${IDS[$job]:-}")
     [[ -z ${SUITE[job_${job}_checks]} ]] || judged+=(--checks "$job=${SUITE[job_${job}_checks]}")
+    [[ -z ${SUITE[job_${job}_rises]} ]] || judged+=(--rises "$job")
   done
   [[ -z $RESUME_JOB ]] || judged+=(--resume "$RESUME_JOB=$RESUME_REF:$STOP_AT")
   # The head's host name as its submissions record it: the node's name on

@@ -12,6 +12,7 @@ Usage (bench/detector/record.sh runs it after each night):
 import argparse
 import hashlib
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -51,10 +52,13 @@ def read_samples(path: Path) -> list:
 def suite_words(suite_file: Path) -> dict:
     """name -> (the JobSpec it submits, that file's sha256, its overrides)."""
     out = {}
+    scripts = {script: name for name, script in suite.TEMPLATE_SCRIPTS.items()}
     for job in suite.load(suite_file, REPO):
-        digest = hashlib.sha256(Path(job.spec).read_bytes()).hexdigest() if job.spec else ""
-        out[job.name] = {"spec": str(Path(job.spec).relative_to(REPO)) if job.spec and Path(job.spec).is_relative_to(REPO)
-                         else job.spec, "spec_sha256": digest, "overrides": job.overrides, "command": job.command}
+        # A template goes through its script (40-42), which names it itself.
+        spec = Path(job.spec) if job.spec else REPO / "templates" / "jobspecs" / scripts[job.script] if job.script in scripts else None
+        digest = hashlib.sha256(spec.read_bytes()).hexdigest() if spec else ""
+        out[job.name] = {"spec": str(spec.relative_to(REPO)) if spec and spec.is_relative_to(REPO) else str(spec or ""),
+                         "spec_sha256": digest, "script": job.script, "overrides": job.overrides, "command": job.command}
     return out
 
 
@@ -76,7 +80,8 @@ def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: 
             "schema": SCHEMA, "record": f"{report['run_id']}/{job['name']}", "night": report["run_id"],
             "recorded_at": report["started_at"], "host": socket.gethostname(), "job": job["name"],
             "workload": job.get("workload"), "planted": planted or None, "plant_commit": commit or None,
-            "code_id": report.get("code_id"), "data_source": source, **words.get(job["name"], {}),
+            "code_id": report.get("code_id"), "data_source": source, "profile": os.environ.get("MVP_TRAINER_PROFILE", ""),
+            **words.get(job["name"], {}),
             "fingerprint": flat,
             "load": load_during(samples, (result.get("start_time_ms") or 0) / 1000, (result.get("end_time_ms") or 0) / 1000),
             "status": job["status"], "duration_s": job["duration_s"], "summary": job["metrics"],

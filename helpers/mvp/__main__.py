@@ -39,9 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mvp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     # In this order in --help: the cluster, submitting, a job after it, the
-    # shared root's contents, the nightly, its bisection.
+    # shared root's contents, the nightly, its bisection, the judge's calibration.
     for add in (_cluster_commands, _submit_commands, _job_commands, _shared_root_commands, _nightly_commands,
-                _bisect_commands):
+                _bisect_commands, _detector_command):
         add(sub)
     return p
 
@@ -156,6 +156,8 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--job", action="append", default=[], help="judge: NAME=SUBMISSION_ID (empty id: not submitted)")
     c.add_argument("--checks", action="append", default=[], help="judge: NAME=CHECK,CHECK...: only these of the "
                    "job's checks count (the suite's `checks:`)")
+    c.add_argument("--rises", action="append", default=[], help="judge: NAME, a job whose score must rise "
+                   "(the suite's `rises: true`): check `signal`")
     c.add_argument("--reference", default="", help="stop-step: the uninterrupted run's submission id")
     c.add_argument("--resume", default="", help="judge: JOB=REFERENCE:STEP, the job interrupted after STEP and the "
                    "job it is compared with")
@@ -169,19 +171,23 @@ def _nightly_commands(sub) -> None:
     c.add_argument("--count", action="store_true", help="only how many jobs the night runs")
     c.set_defaults(func=module_command("nightly.suite", "main"))
 
+    c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
+    what = c.add_mutually_exclusive_group(required=True)
+    what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
+    what.add_argument("--check", action="store_true", help="only check the nightly's settings")
+    c.set_defaults(func=module_command("nightly.notify", "main"))
+
+
+def _detector_command(sub) -> None:
     c = sub.add_parser("detector", help="the nightly judge's error rates, replayed on the corpus of real runs "
                        "(make bench-detector)")
     c.add_argument("--corpus", default="", help="the corpus directory (default tests/fixtures/detector/corpus)")
     c.add_argument("--write", default="", help="also write the figures as JSON to this file (config/detector.json)")
     c.add_argument("--draws", type=int, default=20, help="random histories per night and per planted run")
     c.add_argument("--boot", type=int, default=100, help="bootstrap resamples of the nights for the 95%% interval")
+    c.add_argument("--guard", default="", help="only check the judge against this calibration (config/detector.json): "
+                   "exit 1 naming each figure worse than its 95%% interval")
     c.set_defaults(func=module_command("nightly.calibration", "main"))
-
-    c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
-    what = c.add_mutually_exclusive_group(required=True)
-    what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
-    what.add_argument("--check", action="store_true", help="only check the nightly's settings")
-    c.set_defaults(func=module_command("nightly.notify", "main"))
 
 
 def _bisect_commands(sub) -> None:

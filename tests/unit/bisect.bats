@@ -348,3 +348,29 @@ print("all older than 1 hour:", reused(1))
   assert_line --index 2 "older than the hours past newer ones: bisect-1-1<bisect-1 bisect-1-2<bisect-1"
   assert_line --index 3 "all older than 1 hour: none"
 }
+
+@test "bisect outcome: a GOOD probe of a job whose score must rise (rises: true) that is flat fails the check signal, and finish says in one line that it carries no signal and nothing was bisected" {
+  commits 2
+  local dir=$SHARED_ROOT/regressions/bisect-flat
+  run py '
+import sys
+from pathlib import Path
+from mvp.nightly import bisection as bisect, judge
+repo, d = Path(sys.argv[1]), Path(sys.argv[2])
+good, bad = bisect.commit_of(repo, "HEAD~2", "--good"), bisect.commit_of(repo, "HEAD", "--bad")
+flat = {"status": "SUCCEEDED", "curves": {"score": {"key": "critic/score/mean", "steps": list(range(1, 11)), "values": [1.0] * 10}}}
+check = judge.check_signal(flat)
+probe = {"role": "good", "index": -1, "commit": good, "subject": "s", "code_id": "c", "submission_id": "j",
+         "judged": {"checks": [check]}, "verdict": bisect.verdict({**flat, "checks": [check]}, [], None)}
+d.mkdir(parents=True)
+bisect.save(d, {"id": "bisect-flat", "repo": str(repo), "good": good, "bad": bad, "path": bisect.commit_path(repo, good, bad),
+                "job": {"name": "learn", "steps": 10, "rises": True}, "probes": [probe]})
+print(bisect.plan_next(bisect.load(d)))' "$REPO" "$dir"
+  assert_success
+  assert_output "{'done': 'good_not_good'}"
+  run --separate-stderr py 'import sys; from mvp.__main__ import main; sys.exit(main(["bisect", "finish", "--dir", sys.argv[1]]))' "$dir"
+  assert_failure 1
+  assert_output ""
+  [[ $(wc -l <<<"$stderr") == 1 ]]
+  grep -qE "^ERROR: GOOD [0-9a-f]{40}'s probe of job learn carries no signal \(no signal: the score is flat \(score 1 at step 1, 1 to 1 over 10 steps; it moved at most 0.02\).*\): it cannot tell a good commit from a bad one here; .*nothing bisected" <<<"$stderr"
+}

@@ -97,3 +97,18 @@ from nightly_sim import *' "$1"
   grep -q '>2026-01-08</text>' <<<"$svg"
   grep -q '<td>SUCCEEDED 60.0s <span class="fail">regression</span></td>' "$REG/index.html"
 }
+
+@test "signal: a score that must rise (rises: true) and is flat from step 1, or at its cap, is FAIL no signal; one that rises or falls is a signal (a fall is the bands' to judge); a job that did not succeed is not judged" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json
+from mvp.nightly.judge import check_signal
+job = lambda values, status="SUCCEEDED": {"status": status, "curves": {"score": {"key": "critic/score/mean",
+    "steps": list(range(1, len(values) + 1)), "values": values}}}
+print(json.dumps([check_signal(job([1.0] * 10)), check_signal(job([0.2, 0.21, 0.205, 0.2, 0.21])),
+                  check_signal(job([0.22, 0.4, 0.9, 1.0])), check_signal(job([0.22, 0.1, 0.0])),
+                  check_signal(job([0.2], "FAILED")), check_signal({"status": "SUCCEEDED", "curves": {}})]))'
+  assert_success
+  jq -e 'map(.passed) == [false, false, true, true, null, false]' <<<"$output"
+  jq -r '.[0].evidence' <<<"$output" | grep -x 'no signal: the score is flat (score 1 at step 1, 1 to 1 over 10 steps; it moved at most 0.02): an untrained model already earns the probe.s reward on this data, or nothing is learnt'
+  jq -r '.[2].evidence' <<<"$output" | grep -x 'the score moves (score 0.22 at step 1, 0.22 to 1 over 4 steps)'
+  jq -r '.[5].evidence' <<<"$output" | grep -x 'no signal: the log has no score (critic/score/mean) at any step'
+}

@@ -173,7 +173,10 @@ EOF
   [[ $ERR == *"jobs[0] (a): give exactly one of spec"* ]]
   printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    retry: 1\n' >"$SUITE"
   refused
-  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): unknown field 'retry'; an entry has name, spec, command, overrides, checks, retries, profiles"
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): unknown field 'retry'; an entry has name, spec, command, overrides, checks, retries, profiles, rises"
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    rises: yes please\n' >"$SUITE"
+  refused
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): rises must be true or false (true: the job's score must rise, check \`signal\`)"
   printf 'jobs:\n  - just a string\n' >"$SUITE"
   refused
   [[ $ERR == *"jobs[0]: an entry is a mapping"* ]]

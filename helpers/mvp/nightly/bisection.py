@@ -133,7 +133,8 @@ def probe_job(args, settings) -> dict:
     checks = [c for c in PROBE_CHECKS if not job.checks or c in job.checks or c == "submitted"]
     digest = hashlib.sha256(Path(job.spec).read_bytes()).hexdigest() if job.spec else ""
     return {"name": job.name, "script": job.script, "spec": job.spec, "spec_sha256": digest,
-            "workload": job.workload, "words": words, "checks": checks, "steps": int(args.steps)}
+            "workload": job.workload, "words": words, "checks": checks, "steps": int(args.steps),
+            **({"rises": True} if job.rises else {})}
 
 
 def _suite_job(args, settings) -> suite.Job:
@@ -258,6 +259,12 @@ def outcome_line(state: dict) -> str:
         first = plan_next(state)["first_bad"]
         return f"first bad commit: {first} ({subject(Path(state['repo']), first)})"
     if done == "good_not_good":
+        flat = [c["evidence"] for p in state["probes"] if p["role"] == "good" for c in p["judged"]["checks"]
+                if c["name"] == "signal" and c["passed"] is False]
+        if flat:
+            return (f"GOOD {state['good']}'s probe of job {state['job']['name']} carries no signal ({flat[0]}): it cannot "
+                    "tell a good commit from a bad one here; bisect with another job (--job), or data on which the "
+                    "probe learns (docs/nightly.md, the learning probe); nothing bisected")
         return f"GOOD {state['good']} is not good: its probe failed the judge (see its reasons); nothing bisected"
     if done == "bad_not_bad":
         return f"BAD {state['bad']} is not bad: the judge finds its probe as good as GOOD's; nothing bisected"
@@ -359,6 +366,9 @@ def record(args, settings) -> int:
     if step.get("commit") != args.commit:
         raise MvpError(f"--commit {args.commit} is not the probe this bisection waits for ({step.get('commit')})")
     judged = judge_probe(state["job"], args.submission_id, settings)
+    if state["job"].get("rises"):
+        # A probe whose score must rise (the learning probe) and is flat tells good from bad by nothing.
+        judged["checks"].append(judge.check_signal(judged))
     references = [p["judged"] for p in state["probes"] if p["role"] == "good"] if step["role"] != "good" else []
     probe = {"role": step["role"], "index": step["index"], "commit": args.commit,
              "subject": subject(Path(state["repo"]), args.commit), "code_id": args.code_id,

@@ -166,6 +166,29 @@ def check_succeeded(result: dict, deadline_s: float) -> dict:
                   f"deadline {deadline_s:g}s, timed out: {result.get('timed_out')}; {result.get('message', '')[:160]}")
 
 
+# A score that moves less than this from its lowest to its highest step is flat.
+FLAT = 0.02
+
+
+def check_signal(job: dict) -> dict:
+    """The check `signal` of a job whose score must rise (the suite's
+    `rises: true`, the learning probe): a score flat at every step (at its
+    cap from step 1, or never moving) carries no signal: such a probe cannot
+    tell a good night from a bad one, so it is never judged good. A score
+    that falls is a signal (a regression: the bands judge it). Not judged
+    when the job did not succeed (its other checks fail the night)."""
+    if job.get("status") != "SUCCEEDED":
+        return {"name": "signal", "passed": None, "evidence": f"not judged: the job ended {job.get('status')}"}
+    score = [v for v in ((job.get("curves") or {}).get("score") or {}).get("values", []) if v is not None]
+    if not score:
+        return _check("signal", False, "no signal: the log has no score (critic/score/mean) at any step")
+    shape = f"score {score[0]:.4g} at step 1, {min(score):.4g} to {max(score):.4g} over {len(score)} steps"
+    if max(score) - min(score) <= FLAT:
+        return _check("signal", False, f"no signal: the score is flat ({shape}; it moved at most {FLAT}): an untrained "
+                      "model already earns the probe's reward on this data, or nothing is learnt")
+    return _check("signal", True, f"the score moves ({shape})")
+
+
 def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     sid = job.get("submission_id")
     if not sid:

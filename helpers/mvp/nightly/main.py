@@ -9,7 +9,7 @@ from pathlib import Path
 from ..worker import fsutil, kv
 from ..worker.errors import MvpError
 from ..core.dashboard import Dashboard
-from . import control, fingerprints, history, index, judge, report, resume, retention
+from . import calibration, control, fingerprints, history, index, judge, report, resume, retention
 
 
 def input_manifests(settings) -> dict:
@@ -50,6 +50,7 @@ def write_plan(run_dir: Path, args, settings) -> dict:
             "resume": _resume_arg(args.resume), "checks": _checks_arg(args.checks),
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
+            "rises": list(args.rises),
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
     fsutil.write_json(run_dir / "plan.json", plan)
     return plan
@@ -91,8 +92,14 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
     judge.add_resume_fidelity(jobs, plan, settings.jobs_dir, settings.nightly_resume_band)
     past = fsutil.read_json(run_dir.parent / "history.json", []) or []
+    measured = calibration.read_calibration()
     for job in jobs:
-        job["checks"].append(history.check(job, past, plan["run_id"], settings))
+        check = history.check(job, past, plan["run_id"], settings)
+        # How far to trust it: the judge's error rates measured on real runs (config/detector.json).
+        check["trust"] = calibration.trust(job["name"], settings, measured)
+        job["checks"].append(check)
+        if job["name"] in (plan.get("rises") or []):
+            job["checks"].append(judge.check_signal(job))
     only_checks(jobs, plan.get("checks") or {})
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],

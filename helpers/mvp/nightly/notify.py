@@ -104,9 +104,17 @@ def send_mail(settings, report: dict, run_dir: Path) -> None:
         raise OSError(f"sendmail exited {done.returncode}: {done.stderr.decode(errors='replace').strip()[:200]}")
 
 
+def trust_lines(report: dict) -> list:
+    """Beside a failed check that says how far to trust it (the regression
+    check's measured error rates): "JOB: LINE"."""
+    return [f"{j['name']} {c['name']}: {c['trust']}" for j in report["jobs"] for c in j["checks"]
+            if c["passed"] is False and c.get("trust")]
+
+
 def post_webhook(url: str, report: dict, run_dir: Path) -> None:
     bisected = bisection_line(run_dir)
-    text = "\n".join(line for line in (report["summary"], bisected, str(run_dir / "report.html")) if line)
+    text = "\n".join(line for line in (report["summary"], *trust_lines(report), bisected, str(run_dir / "report.html"))
+                      if line)
     payload = {"text": text, "run_id": report["run_id"], "bisection": bisected or None,
                "passed": report["passed"], "summary": report["summary"], "failed": _failed(report),
                "report": str(run_dir / "report.html")}

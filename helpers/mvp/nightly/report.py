@@ -107,6 +107,7 @@ def markdown(report: dict) -> str:
         for c in j["checks"]:
             lines.append(f"- {word(c['passed'])} {c['name']}: {c['evidence']}")
         lines += [f"- {line}" for line in fingerprint_beside(j)]
+        lines += [f"- how far to trust {c['name']}: {c['trust']}" for c in j["checks"] if c.get("trust")]
         lines += bandview.markdown(j)
     lines += ["", report["summary"], ""]
     return "\n".join(lines)
@@ -139,6 +140,8 @@ def html(report: dict) -> str:
         f"<h2>{escape(j['name'])} <code>{escape(j['submission_id'] or '')}</code></h2><ul>"
         + "".join(f"<li>{verdict(c['passed'])} <b>{escape(c['name'])}</b>: {escape(c['evidence'])}</li>" for c in j["checks"])
         + "".join(f"<li class=\"fingerprint\">{escape(line)}</li>" for line in fingerprint_beside(j))
+        + "".join(f"<li class=\"trust\">how far to trust <b>{escape(c['name'])}</b>: {escape(c['trust'])}</li>"
+                  for c in j["checks"] if c.get("trust"))
         + "</ul>" + bandview.html(j) for j in report["jobs"])
     failed_step = (f"<p class=\"fail\">Step {escape(report['failed_step'])} failed; no job was judged.</p>"
                    if report.get("failed_step") else "")

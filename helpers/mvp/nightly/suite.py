@@ -15,7 +15,7 @@ from ..worker import kv
 from ..worker.errors import MvpError
 
 NAME = re.compile(r"[a-z0-9_]+\Z")
-FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles")
+FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles", "rises")
 # MVP_TRAINER_PROFILE's values (profile.PROFILES), which `profiles:` names.
 PROFILES = ("gpu", "cpu", "gpu-smoke")
 # The runbook's own templates go through their scripts (40-42), as the night
@@ -26,7 +26,8 @@ GENERIC_SCRIPT = "43_submit_jobspec"
 # The judge's checks (nightly/judge.py, resumed.py, resume.py, history.py);
 # `submitted` (the submit script gave an id) always counts.
 CHECKS = ("submitted_from_head", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
-          "inputs_persisted", "import_from_code_path", "succeeded_in_time", "resumed", "resume_fidelity", "regression")
+          "inputs_persisted", "import_from_code_path", "succeeded_in_time", "resumed", "resume_fidelity", "regression",
+          "signal")
 RESUMED = "_resumed"
 
 
@@ -35,7 +36,7 @@ class Job:
 
     def __init__(self, name: str, script: str, spec: str, command: list, workload: str):
         self.name, self.script, self.spec, self.command, self.workload = name, script, spec, command, workload
-        self.overrides, self.checks, self.retries, self.profiles = [], [], None, []
+        self.overrides, self.checks, self.retries, self.profiles, self.rises = [], [], None, [], False
 
     def same_submission(self, other) -> bool:
         """Both submit the same thing (script, JobSpec, command line, overrides)."""
@@ -105,6 +106,9 @@ def _entry(entry, where: str, repo: Path) -> Job:
     job.checks = _checks(entry.get("checks"), where)
     job.retries = _retries(entry.get("retries"), where)
     job.profiles = _profiles(entry.get("profiles"), where)
+    job.rises = entry.get("rises", False)
+    if not isinstance(job.rises, bool):
+        raise MvpError(f"{where}: rises must be true or false (true: the job's score must rise, check `signal`)")
     return job
 
 
@@ -275,7 +279,7 @@ def emit_plan(night: list, resume_job: str, resume_ref: str, skip: str, extra: d
         key = f"job_{j.name}_"
         pairs += [(key + "script", j.script), (key + "spec", j.spec), (key + "workload", j.workload),
                   (key + "retries", "" if j.retries is None else j.retries), (key + "checks", ",".join(j.checks)),
-                  (key + "argc", len(words))]
+                  (key + "rises", "1" if j.rises else ""), (key + "argc", len(words))]
         pairs += [(f"{key}arg_{i}", w) for i, w in enumerate(words)]
     kv.emit(*pairs)
 

@@ -1,0 +1,415 @@
+"""How often the nightly's judge is wrong, measured on a corpus of real runs
+(tests/fixtures/detector/, recorded by bench/detector/record.sh): the replay
+feeds the corpus to the judge exactly as nights would meet it and counts.
+
+- False alarms: a same-code night (one recorded night of the suite's jobs,
+  each job SUCCEEDED) judged against MVP_NIGHTLY_HISTORY other same-code
+  nights drawn at random as its good history (leave-one-out: never itself),
+  every job with the check `regression` (history.check: the bands and the
+  single figures); the night is a false alarm when any job's check fails.
+  The warm-up nights (MVP_NIGHTLY_MIN_HISTORY .. HISTORY - 1 good nights) are
+  counted apart. The 95% interval is a bootstrap over the recorded nights
+  (runs are resampled, so that pseudo-nights sharing runs are not counted
+  as independent).
+- Detection: a planted run (a fork's commit, bench/detector/plant.sh) as
+  tonight's run of its job, against a same-code history as above, on its
+  first bad night (the history holds no bad night); detected when that job's
+  check `regression` fails.
+- Bisection: bisection.verdict of a planted run against two same-code runs of
+  its job (GOOD's two probes): BAD or not, and the fewest leading steps of
+  the run for which it already is BAD; same-code runs as probes give the
+  bisection's own false BAD rate.
+
+The replay is deterministic (a fixed seed): the same corpus and judge give
+the same figures, and config/detector.json holds them for the nightly's
+reports (report.py, notify.py) and for the guard test (detector.bats).
+Usage: python -m mvp detector [--corpus DIR] [--write FILE] [--draws N] [--boot N]"""
+import gzip
+import json
+import math
+import os
+import random
+from pathlib import Path
+from statistics import mean, median
+from typing import Optional
+
+from ..core import metrics
+from ..core.settings import Settings, fields, read_contract
+from ..worker.errors import MvpError
+from . import bands, bisection, history
+
+REPO = Path(__file__).resolve().parents[3]
+CORPUS = REPO / "tests" / "fixtures" / "detector" / "corpus"
+CALIBRATION = REPO / "config" / "detector.json"
+SEED = 20261128
+
+
+class JudgeSettings(Settings):
+    """The nightly's settings as a night would read them: a variable set in
+    the environment, else the contract's default (the replay runs outside
+    the scripts, which pass every setting)."""
+
+    _defaults = None
+
+    def __getattr__(self, name: str):
+        if JudgeSettings._defaults is None:
+            JudgeSettings._defaults = {e.name: e.default or "" for e in read_contract()}
+        try:
+            variable, convert = fields()[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        return convert(os.environ.get(variable, JudgeSettings._defaults[variable]))
+
+
+def load(corpus: Path = CORPUS) -> list:
+    """Every record of the corpus's files (*.jsonl, *.jsonl.gz), oldest file first."""
+    out = []
+    for path in sorted(corpus.glob("*.jsonl*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            out.extend(json.loads(line) for line in f if line.strip())
+    return out
+
+
+def summary_of(rows: list, stored: Optional[dict] = None) -> dict:
+    """The judge's metrics of a run: as the night summed up its log
+    (stored), or from the step rows (a run cut to its first steps)."""
+    if stored is not None:
+        return stored
+    step_s = [r["timing_s/step"] for r in rows if isinstance(r.get("timing_s/step"), float)]
+    thr = [r["perf/throughput"] for r in rows if isinstance(r.get("perf/throughput"), float)]
+    return {"steps": len(rows), "mean_step_s": mean(step_s) if step_s else None,
+            "mean_throughput": mean(thr) if thr else None, **metrics.outcome(rows)}
+
+
+def as_job(record: dict, steps: Optional[int] = None) -> dict:
+    """A record as the judge meets a judged job (judge.judge_job's dict)."""
+    if "rows" not in record:  # a team's night from its history.json: its curves and figures as kept
+        return {"name": record["job"], "status": record["status"], "checks": [], "metrics": record["summary"],
+                "curves": record["curves"]}
+    rows = record["rows"] if steps is None else record["rows"][:steps]
+    return {"name": record["job"], "status": record["status"], "checks": [],
+            "metrics": summary_of(rows, None if steps is not None else record["summary"]),
+            "curves": bands.curves(rows)}
+
+
+def as_entry(job: dict) -> dict:
+    """A good night's entry of a job in history.json (index._entry's fields the judge reads)."""
+    return {"status": job["status"], "failed_checks": [], "figures": history.figures(job), "curves": job["curves"]}
+
+
+def nights_of(records: list) -> tuple:
+    """({night: {job: judged job}} of the same-code nights, [planted records]);
+    only jobs that SUCCEEDED (a failed job is not the band's to judge)."""
+    same, planted = {}, []
+    for rec in records:
+        if rec["status"] != "SUCCEEDED":
+            continue
+        if rec.get("planted"):
+            planted.append(rec)
+        else:
+            same.setdefault(rec["night"], {})[rec["job"]] = as_job(rec)
+    return same, planted
+
+
+def judge_night(tonight: dict, refs: list, settings) -> dict:
+    """{job: regressed True/False/None} of tonight's jobs against the good
+    nights `refs` (each {job: judged job}), as history.check judges them."""
+    past = [{"run_id": f"r{i:03d}", "jobs": {name: as_entry(job) for name, job in ref.items()}}
+            for i, ref in enumerate(refs)]
+    out = {}
+    for name, job in tonight.items():
+        passed = history.check(job, past, "tonight", settings)["passed"]
+        out[name] = None if passed is None else not passed
+    return out
+
+
+def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None) -> list:
+    """One 0/1 per pseudo-night: tonight each recorded night in turn (or
+    those of `ids`, a resample), `size` other nights at random as history."""
+    ids = ids or sorted(same)
+    out = []
+    for t in ids:
+        others = sorted({n for n in ids if n != t})
+        if len(others) < size:
+            continue
+        for _ in range(draws):
+            verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings)
+            out.append(1 if any(v for v in verdicts.values()) else 0)
+    return out
+
+
+def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: int) -> float:
+    """The 97.5th percentile of the false-alarm rate over resamples of the nights."""
+    names = sorted(same)
+    rates = []
+    for _ in range(boot):
+        pick = [rng.choice(names) for _ in names]
+        # A night drawn twice is one run: tonight never meets its own copy in the history.
+        alarms = false_alarms(same, settings, rng, 1, size, pick)
+        if alarms:
+            rates.append(mean(alarms))
+    rates.sort()
+    return rates[min(len(rates) - 1, int(0.975 * len(rates)))] if rates else float("nan")
+
+
+def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int) -> dict:
+    """kind -> [the fraction of `draws` histories against which the planted
+    job's check `regression` failed, one per planted run]."""
+    out: dict = {}
+    names = sorted(same)
+    for rec in planted:
+        hits = 0
+        for _ in range(draws):
+            refs = [same[n] for n in rng.sample(names, min(size, len(names)))]
+            hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings)[rec["job"]] else 0
+        out.setdefault(rec["planted"], []).append(hits / draws)
+    return out
+
+
+def probe_bad(rec: dict, goods: list, settings, steps: Optional[int] = None) -> bool:
+    probe = as_job(rec, steps)
+    refs = [as_job(g, steps) for g in goods]
+    return bisection.verdict(probe, refs, settings)["bad"]
+
+
+def bisections(planted: list, same_records: list, settings, rng: random.Random, draws: int) -> dict:
+    """kind -> {bad: fraction of probes judged BAD, steps: median fewest
+    leading steps judged BAD}; 'same-code' -> same-code probes judged BAD."""
+    by_job: dict = {}
+    for rec in same_records:
+        by_job.setdefault(rec["job"], []).append(rec)
+    out: dict = {}
+    for rec in planted + same_records:
+        pool = [g for g in by_job.get(rec["job"], []) if g is not rec]
+        if len(pool) < bisection.GOOD_RUNS:
+            continue
+        kind = rec.get("planted") or "same-code"
+        entry = out.setdefault(kind, {"bad": [], "steps": []})
+        for _ in range(draws):
+            goods = rng.sample(pool, bisection.GOOD_RUNS)
+            bad = probe_bad(rec, goods, settings)
+            entry["bad"].append(1 if bad else 0)
+            if bad and rec.get("planted"):
+                entry["steps"].append(next(n for n in range(1, len(rec["rows"]) + 1)
+                                           if probe_bad(rec, goods, settings, n)))
+    return {k: {"bad": round(mean(v["bad"]), 3), "probes": len(v["bad"]),
+                "steps": median(v["steps"]) if v["steps"] else None} for k, v in out.items()}
+
+
+def binomial_high(hits: int, n: int) -> float:
+    """The exact (Clopper-Pearson) upper end of the 95% interval of a rate
+    seen `hits` times in `n` independent trials: the p at which seeing at
+    most `hits` has a chance of 2.5%. 0 hits in 10: 0.31; in 72: 0.05."""
+    if n <= 0:
+        return 1.0
+    if hits >= n:
+        return 1.0
+    low, high = hits / n, 1.0
+    for _ in range(60):
+        p = (low + high) / 2
+        below = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(hits + 1))
+        low, high = (p, high) if below > 0.025 else (low, p)
+    return high
+
+
+def nights_needed(rate: float, goal: float) -> Optional[int]:
+    """The independent same-code nights whose 95% interval's upper end would
+    reach `goal` (a fraction) if the false-alarm rate stayed at `rate`;
+    None when the rate itself is above the goal."""
+    if rate >= goal:
+        return None
+    n = 1
+    while binomial_high(round(rate * n), n) > goal:
+        n = n * 2 if n < 64 else n + max(1, n // 8)
+    lo = n // 2
+    while lo < n:  # the least n that reaches it (the bound falls as n grows at a fixed rate, up to rounding)
+        mid = (lo + n) // 2
+        if binomial_high(round(rate * mid), mid) > goal:
+            lo = mid + 1
+        else:
+            n = mid
+    return n
+
+
+def wilson_low(hits: int, n: int) -> float:
+    """The lower end of the 95% Wilson interval of hits/n."""
+    if not n:
+        return 0.0
+    z, p = 1.96, hits / n
+    centre = p + z * z / (2 * n)
+    spread = z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5
+    return max(0.0, (centre - spread) / (1 + z * z / n))
+
+
+def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list:
+    """What a judge (these settings, this code) does worse on the corpus than
+    the calibration `measured` (config/detector.json) allows: the false-alarm
+    rate above its 95% interval's high end, a kind's detection below its
+    interval's low end. One line each; none: the judge keeps its word."""
+    settings = settings or JudgeSettings()
+    rng = random.Random(SEED)
+    same, planted = nights_of(records)
+    size = settings.nightly_history
+    rate = 100 * mean(false_alarms(same, settings, rng, draws, size))
+    out = []
+    if rate > measured["false_alarms_per_100_nights_ci95_high"]:
+        out.append(f"false alarms {rate:.2f} per 100 nights, above the 95% interval's high end "
+                   f"{measured['false_alarms_per_100_nights_ci95_high']} measured in config/detector.json")
+    for kind, hits in sorted(detections(planted, same, settings, rng, draws, size).items()):
+        low = measured["detected"].get(kind, {}).get("ci95_low", 0.0)
+        if mean(hits) < low:
+            out.append(f"detected.{kind} {mean(hits):.3f}, below the 95% interval's low end {low} measured in "
+                       "config/detector.json")
+    return out
+
+
+def corpus_of(records: list, same: dict) -> dict:
+    """What the corpus holds: records, same-code nights, runs per kind and job, dates."""
+    runs: dict = {}
+    for r in records:
+        per_job = runs.setdefault(r.get("planted") or "same-code", {})
+        per_job[r["job"]] = per_job.get(r["job"], 0) + 1
+    dates = sorted(r["recorded_at"][:10] for r in records)
+    return {"records": len(records), "same_code_nights": len(same), "runs": runs,
+            "first": dates[0] if dates else None, "last": dates[-1] if dates else None,
+            "jobs": sorted({r["job"] for r in records})}
+
+
+def by_job(same: dict, settings, rng: random.Random, draws: int, size: int) -> dict:
+    """Each job's own false alarms per 100 nights (the night's other jobs left out)."""
+    out = {}
+    for name in sorted({j for night in same.values() for j in night}):
+        sub = {n: {name: jobs[name]} for n, jobs in same.items() if name in jobs}
+        if len(sub) > size:
+            out[name] = round(100 * mean(false_alarms(sub, settings, rng, draws, size)), 2)
+    return out
+
+
+def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> dict:
+    settings = settings or JudgeSettings()
+    rng = random.Random(SEED)
+    same, planted = nights_of(records)
+    size = settings.nightly_history
+    if len(same) <= size:
+        raise MvpError(f"the corpus has {len(same)} same-code nights; the replay needs more than MVP_NIGHTLY_HISTORY="
+                       f"{size}; record more (bench/detector/record.sh)")
+    alarms = false_alarms(same, settings, rng, draws, size)
+    rate = mean(alarms)
+    warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h)), 2)
+            for h in range(settings.nightly_min_history, size)}
+    # The interval: a bootstrap over the recorded nights, and never below the
+    # exact binomial bound for as many independent nights as were recorded
+    # (pseudo-nights share runs: 0 alarms in 10 recorded nights is not 0 in 200).
+    high = max(bootstrap_high(same, settings, rng, boot, size), binomial_high(round(rate * len(same)), len(same)))
+    found = detections(planted, same, settings, rng, draws, size)
+    corpus = corpus_of(records, same)
+    same_records = [r for r in records if not r.get("planted") and r["status"] == "SUCCEEDED"]
+    return {
+        "profile": "cpu", "corpus": corpus, "judge": tonight_judge(settings),
+        "false_alarms_per_100_nights": round(100 * rate, 2),
+        "false_alarms_per_100_nights_ci95_high": round(100 * high, 2),
+        "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
+        "pseudo_nights": len(alarms),
+        "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size),
+        "warm_up_per_100_nights": warm,
+        # The interval counts planted runs, not draws: the draws of one run share it.
+        "detected": {k: {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3),
+                         "runs": len(v), "job": ",".join(sorted(corpus["runs"].get(k, {})))}
+                     for k, v in sorted(found.items())},
+        "bisection": bisections(planted, same_records, settings, rng, max(1, draws // 4)),
+    }
+
+
+def table(out: dict) -> str:
+    c = out["corpus"]
+    lines = [f"corpus: {c['records']} records, {c['same_code_nights']} same-code nights, recorded {c['first']} .. {c['last']}",
+             f"judge: {out['judge']['history']} good nights of history (warm-up from {out['judge']['min_history']}), "
+             f"band k={out['judge']['band_k']} MAD, {out['judge']['band_steps']} steps in a row",
+             "",
+             f"{'what':<28} {'measured':>10}  {'goal':<10} detail",
+             f"{'false alarms / 100 nights':<28} {out['false_alarms_per_100_nights']:>10}  {'<= 1':<10} "
+             f"95% high {out['false_alarms_per_100_nights_ci95_high']} (goal <= 5); {out['pseudo_nights']} pseudo-nights; "
+             f"by job {out['false_alarms_per_100_nights_by_job']}",
+             f"{'warm-up nights (refs: rate)':<28} {'':>10}  {'':<10} {out['warm_up_per_100_nights']}"]
+    for kind, d in out["detected"].items():
+        b = out["bisection"].get(kind, {})
+        lines.append(f"{'detected: ' + kind:<28} {d['rate']:>10}  {'>= 0.95':<10} 95% low {d['ci95_low']}, "
+                     f"{d['runs']} runs; bisection probe BAD {b.get('bad')} (steps needed: {b.get('steps')})")
+    same = out["bisection"].get("same-code")
+    if same:
+        lines.append(f"{'bisection: same-code BAD':<28} {same['bad']:>10}  {'0':<10} {same['probes']} probes")
+    return "\n".join(lines)
+
+
+def key_values(out: dict) -> list:
+    pairs = [("same_code_runs", sum(out["corpus"]["runs"].get("same-code", {}).values())),
+             ("same_code_nights", out["corpus"]["same_code_nights"]),
+             ("false_alarms_per_100_nights", out["false_alarms_per_100_nights"]),
+             ("false_alarms_per_100_nights_ci95_high", out["false_alarms_per_100_nights_ci95_high"])]
+    pairs += [(f"detected.{k}", d["rate"]) for k, d in out["detected"].items()]
+    return pairs
+
+
+def main(args, _settings) -> int:
+    if args.guard:
+        measured = read_calibration(Path(args.guard))
+        if measured is None:
+            raise MvpError(f"--guard {args.guard}: no calibration there; make bench-detector writes config/detector.json")
+        worse = guard(load(Path(args.corpus) if args.corpus else CORPUS), measured, draws=args.draws)
+        for line in worse:
+            print(f"WORSE: {line}")
+        print(f"guard: {'the judge keeps its measured word' if not worse else f'{len(worse)} figure(s) worse than measured'}")
+        return 1 if worse else 0
+    out = replay(load(Path(args.corpus) if args.corpus else CORPUS), draws=args.draws, boot=args.boot)
+    print(table(out))
+    print()
+    for key, value in key_values(out):
+        print(f"{key}={value}")
+    if args.write:
+        Path(args.write).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+# The judge's settings a calibration was measured with: a night judged with
+# other values is not the judge the corpus measured.
+JUDGE_SETTINGS = {"history": "MVP_NIGHTLY_HISTORY", "min_history": "MVP_NIGHTLY_MIN_HISTORY",
+                  "band_k": "MVP_NIGHTLY_BAND_K", "band_steps": "MVP_NIGHTLY_BAND_STEPS",
+                  "band_floor": "MVP_NIGHTLY_BAND_FLOOR", "tolerance": "MVP_NIGHTLY_TOLERANCE"}
+
+
+def tonight_judge(settings) -> dict:
+    return {"history": settings.nightly_history, "min_history": settings.nightly_min_history,
+            "band_k": settings.nightly_band_k, "band_steps": settings.nightly_band_steps,
+            "band_floor": settings.nightly_band_floor, "tolerance": settings.nightly_tolerance}
+
+
+def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
+    """One line: how far to trust the check `regression` of this job tonight,
+    as config/detector.json measured it; "not calibrated (why)" for a job,
+    profile or judge the corpus never measured."""
+    cal = calibration if calibration is not None else read_calibration()
+    if not cal:
+        return "not calibrated (no config/detector.json: make bench-detector measures the judge)"
+    corpus = cal["corpus"]
+    where = f"corpus {corpus['last']}, {corpus['same_code_nights']} same-code nights"
+    if settings.trainer_profile != cal.get("profile", "cpu"):
+        return (f"not calibrated (the corpus holds {cal.get('profile', 'cpu')}-profile runs only, this night ran "
+                f"{settings.trainer_profile}; docs/first-gpu-night.md says how to calibrate your own nights)")
+    rate = cal["false_alarms_per_100_nights_by_job"].get(job)
+    if rate is None:
+        return f"not calibrated (the corpus has no runs of the job '{job}'; {where})"
+    differ = [JUDGE_SETTINGS[k] for k, v in tonight_judge(settings).items() if cal["judge"].get(k) != v]
+    if differ:
+        return f"not calibrated (tonight's judge differs from the measured one in {', '.join(differ)}; {where})"
+    kinds = [f"{k} {d['rate']:.2g}" for k, d in cal["detected"].items() if d.get("job") == job]
+    found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
+    return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
+            f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")
+
+
+def read_calibration(path: Path = CALIBRATION) -> Optional[dict]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

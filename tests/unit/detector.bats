@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# The nightly judge's measured error rates (helpers/mvp/nightly/calibration.py):
+# the corpus of real verl 0.9.1 runs in tests/fixtures/detector/ (recorded by
+# bench/detector/record.sh: same-code nights and nights of a fork with a
+# planted regression) replayed through the judge's own code, in seconds.
+# config/detector.json holds what the replay measured; the nightly's reports
+# quote it, and the guard below keeps the judge to it.
+
+setup() {
+  load ../test_helper/common
+  CORPUS=$MVP_REPO/tests/fixtures/detector/corpus
+}
+
+detector() { PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp detector "$@"; }
+
+# py CODE: CODE run with the helper on the path (the corpus's records as `records`).
+py() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "from mvp.nightly import calibration as cal
+records = cal.load()
+$1"
+}
+
+@test "detector: config/detector.json is what the replay of the corpus of real runs measures today (make bench-detector rewrites it)" {
+  run detector --write "$BATS_TEST_TMPDIR/detector.json"
+  assert_success
+  # The table, then the key=value lines the benchmark promises.
+  assert_line --regexp '^false alarms / 100 nights +[0-9.]+ +<= 1 '
+  assert_line --regexp '^same_code_runs=[0-9]+$'
+  assert_line --regexp '^false_alarms_per_100_nights=[0-9.]+$'
+  assert_line --regexp '^false_alarms_per_100_nights_ci95_high=[0-9.]+$'
+  for kind in $(jq -r '.detected | keys[]' "$BATS_TEST_TMPDIR/detector.json"); do
+    assert_line --regexp "^detected\\.$kind=[0-9.]+$"
+  done
+  diff -u "$MVP_REPO/config/detector.json" "$BATS_TEST_TMPDIR/detector.json"
+}
+
+@test "detector guard: the judge keeps its measured word on the corpus; a rule that cries wolf more (k=1 MAD, 1 step) or misses more (k=1000 MAD, tolerances 1000%) fails it, naming the figure" {
+  run detector --guard "$MVP_REPO/config/detector.json"
+  assert_success
+  assert_output 'guard: the judge keeps its measured word'
+  MVP_NIGHTLY_BAND_K=1 MVP_NIGHTLY_BAND_STEPS=1 run detector --guard "$MVP_REPO/config/detector.json"
+  assert_failure 1
+  assert_line --regexp '^WORSE: false alarms [0-9.]+ per 100 nights, above the 95% interval.s high end [0-9.]+ measured in config/detector.json$'
+  MVP_NIGHTLY_BAND_K=1000 MVP_NIGHTLY_TOLERANCE="step_s=1000 throughput=1000 final_score=1000 best_score=1000 final_loss=1000 peak_memory_gb=1000" \
+    run detector --guard "$MVP_REPO/config/detector.json"
+  assert_failure 1
+  assert_line --regexp '^WORSE: detected\.[a-z]+ [0-9.]+, below the 95% interval.s low end [0-9.]+ measured in config/detector.json$'
+  refute_line --regexp '^WORSE: false alarms'
+}
+
+@test "detector corpus: real runs only (real verl's tree, the runbook's own path), each with every figure at every step, the job's words and JobSpec digest, its fingerprint and load, planted or not; at most 2 MiB" {
+  (( $(du -cb "$CORPUS"/* | tail -n 1 | cut -f1) <= 2 * 1024 * 1024 ))
+  run py 'import json
+bad = [r["record"] for r in records if not (r["rows"] and all("step" in row for row in r["rows"])
+       and r["fingerprint"].get("snapshot.id") == r["code_id"] and r["load"]["samples"] > 0
+       and (r["planted"] is None) == (r["plant_commit"] is None) and r["spec_sha256"] and "overrides" in r)]
+real = {r["fingerprint"].get("snapshot.id") for r in records}
+print(json.dumps({"bad": bad, "records": len(records), "snapshots": sorted(real),
+                  "jobs": sorted({r["job"] for r in records}), "planted": sorted({r["planted"] or "-" for r in records})}))'
+  assert_success
+  jq -e '.bad == [] and .records > 0 and (.jobs | index("learn")) and (.jobs | index("grpo")) and (.jobs | index("sft"))' <<<"$output"
+  # verl as released for the same-code nights, a planted commit's snapshot for the others; never the stand-in.
+  jq -e '.snapshots | all(. == "verl-0.9.1" or startswith("plant-"))' <<<"$output"
+}
+
+@test "detector --from-history: a team's good nights (history.json, curves from each night's report.json) become same-code records the judge replays as the recorded ones; a good night without curves is counted, not invented" {
+  local reg=$BATS_TEST_TMPDIR/regressions
+  mkdir -p "$reg"
+  # Nine same-code nights of the corpus as a team's history: the first without a report.json (retention pruned it).
+  run py "import json, pathlib
+reg = pathlib.Path('$reg')
+same, _ = cal.nights_of(records)
+nights = []
+for i, (night, jobs) in enumerate(sorted(same.items())[:9]):
+    run = f'nightly-20261201T{i:02d}0000Z'
+    nights.append({'run_id': run, 'started_at': '2026-12-01', 'jobs': {n: cal.as_entry(j) for n, j in jobs.items()}})
+    for e in nights[-1]['jobs'].values():
+        e.pop('curves')
+    if i:
+        (reg / run).mkdir()
+        (reg / run / 'report.json').write_text(json.dumps({'jobs': [{'name': n, 'curves': j['curves']} for n, j in jobs.items()]}))
+(reg / 'history.json').write_text(json.dumps(nights))
+print(sum(len(n['jobs']) for n in nights))"
+  assert_success
+  local total=$output
+  mkdir "$BATS_TEST_TMPDIR/team"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" "$MVP_REPO/bench/detector/from_history.py" "$reg/history.json" \
+    --label team --out "$BATS_TEST_TMPDIR/team/nights.jsonl"
+  assert_success
+  assert_output --regexp "^[0-9]+ records from 8 good nights in .*; [0-9]+ good job-nights had no curves left"
+  # The replay reads them as the judge met them: the same curves and figures as the recorded runs'.
+  run py "import json
+team = cal.load(__import__('pathlib').Path('$BATS_TEST_TMPDIR/team'))
+same, _ = cal.nights_of(records)
+first = sorted(same.items())[1][1]
+mine = {r['job']: cal.as_job(r) for r in team if r['night'] == 'nightly-20261201T010000Z'}
+print(json.dumps({'n': len(team), 'same': all(mine[n]['curves'] == first[n]['curves'] and
+      cal.history.figures(mine[n]) == cal.history.figures(first[n]) for n in first)}))"
+  assert_success
+  jq -e '.same == true and .n > 0' <<<"$output"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" "$MVP_REPO/bench/detector/from_history.py" "$reg/nothing.json" --out /dev/null
+  assert_failure 2
+  assert_output --regexp '^ERROR: .*nothing.json does not exist; give <SHARED_ROOT>/regressions/history.json$'
+}
+
+@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate and the corpus's date; another job, a GPU night or another judge setting says not calibrated" {
+  run py 'import json
+from types import SimpleNamespace as S
+m = cal.read_calibration()
+base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
+            nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
+            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
+print(json.dumps({"learn": cal.trust("learn", S(**base)), "ppo1": cal.trust("ppo1", S(**base)),
+                  "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"})),
+                  "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"})), "date": m["corpus"]["last"]}))'
+  assert_success
+  local date
+  date=$(jq -r .date <<<"$output")
+  jq -r .learn <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9.]+ per 100 nights \(all jobs of a night: [0-9.]+, 95% high [0-9.]+\).*; corpus $date, [0-9]+ same-code nights$"
+  jq -r .ppo1 <<<"$output" | grep -E "^not calibrated \(the corpus has no runs of the job 'ppo1'"
+  jq -r .gpu <<<"$output" | grep -E '^not calibrated \(the corpus holds cpu-profile runs only, this night ran gpu; docs/first-gpu-night.md'
+  jq -r .k <<<"$output" | grep -E '^not calibrated \(tonight.s judge differs from the measured one in MVP_NIGHTLY_BAND_K;'
+}
+
+@test "trust line: report.md and report.html carry it under each job's checks, the webhook's text beside a failed regression only" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json
+from mvp.nightly import notify, report
+job = lambda name, passed: {"name": name, "submission_id": name + "-1", "status": "SUCCEEDED", "duration_s": 1.0,
+    "metrics": {"steps": 1, "mean_step_s": 1.0, "mean_throughput": None, "sps": None},
+    "checks": [{"name": "regression", "passed": passed, "evidence": "e", "trust": "TRUST " + name}]}
+rep = {"run_id": "nightly-x", "started_at": "s", "finished_at": "f", "log": "l", "passed": False, "summary": "NIGHTLY FAIL",
+       "jobs": [job("learn", False), job("grpo", True)]}
+print(json.dumps({"md": report.markdown(rep), "html": report.html(rep), "hook": notify.trust_lines(rep)}))'
+  assert_success
+  jq -r .md <<<"$output" | grep -x -- '- how far to trust regression: TRUST learn'
+  jq -r .md <<<"$output" | grep -x -- '- how far to trust regression: TRUST grpo'
+  jq -r .html <<<"$output" | grep -F 'how far to trust <b>regression</b>: TRUST learn</li>'
+  jq -e '.hook == ["learn regression: TRUST learn"]' <<<"$output"
+}
