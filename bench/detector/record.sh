@@ -16,11 +16,12 @@
 # Usage: bench/detector/record.sh [--rounds N] [--kinds K,K...] [--source SOURCE]
 #   --rounds N   rounds of one same-code and one planted night (default 20)
 #   --kinds      the planted kinds taken in turn (default zeroed,flip,backwards,slow,leak;
-#                plant.sh lists them; none: only same-code nights)
+#                tests/fixtures/verl_plants.sh lists them; none: only same-code nights)
 #   --minutes M  start no night after M minutes (default: no limit)
 #   --source     MVP_GSM8K_SOURCE of the nights: synthetic, hf, or a directory
 #                (default: the real GSM8K files in ../shared/data/gsm8k)
-#        bench/detector/record.sh --from-history HISTORY_JSON [--label NAME]
+#   --corpus DIR the corpus directory written to (default tests/fixtures/detector/corpus)
+#        bench/detector/record.sh --from-history HISTORY_JSON [--label NAME] [--corpus DIR]
 #                a team's own nights: each job of each good night of their
 #                regressions/history.json (with the curves its report.json or
 #                history.json kept) as a same-code record (bench/detector/from_history.py)
@@ -30,6 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$here/../lib.sh"
 rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak source="" history="" label=""
+corpus=$BENCH_REPO/tests/fixtures/detector/corpus
 while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -38,11 +40,11 @@ while (($#)); do
     --minutes) minutes=$2; shift 2 ;;
     --from-history) history=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
+    --corpus) corpus=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -E/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "ERROR: unknown argument $1; see bench/detector/record.sh --help" >&2; exit 2 ;;
   esac
 done
-corpus=$BENCH_REPO/tests/fixtures/detector/corpus
 mkdir -p "$corpus"
 out=$corpus/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s).jsonl
 python=$BENCH_REPO/.venv/bin/python
