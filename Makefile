@@ -111,11 +111,12 @@ bench: setup-tests
 # The nightly judge's error rates, measured: the corpus of real verl runs
 # (tests/fixtures/detector/, recorded by bench/detector/record.sh, hours)
 # replayed through the judge in seconds. Prints the table, then key=value
-# lines, and writes config/detector.json, which the nightly's reports quote;
-# tests/unit/detector.bats fails when that file is not what the replay says.
+# lines, and writes config/detector.json, which the nightly's reports quote,
+# and docs/nightly.md's measured table; tests/unit/detector.bats fails when
+# either is not what the replay says.
 .PHONY: bench-detector
 bench-detector:
-	PYTHONPATH=helpers $(if $(wildcard .venv/bin/python),.venv/bin/python,python3) -m mvp detector --write config/detector.json
+	PYTHONPATH=helpers $(if $(wildcard .venv/bin/python),.venv/bin/python,python3) -m mvp detector --write config/detector.json --docs docs/nightly.md
 
 # docs/settings.md is generated from config/settings.contract (the one
 # declaration of every setting); tests/unit/settings_contract.bats fails

@@ -185,6 +185,7 @@ def _detector_command(sub) -> None:
     c.add_argument("--write", default="", help="also write the figures as JSON to this file (config/detector.json)")
     c.add_argument("--draws", type=int, default=20, help="random histories per night and per planted run")
     c.add_argument("--boot", type=int, default=100, help="bootstrap resamples of the nights for the 95%% interval")
+    c.add_argument("--docs", default="", help="also rewrite the measured block of this page (docs/nightly.md)")
     c.add_argument("--guard", default="", help="only check the judge against this calibration (config/detector.json): "
                    "exit 1 naming each figure worse than its 95%% interval")
     c.set_defaults(func=module_command("nightly.calibration", "main"))

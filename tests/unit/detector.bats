@@ -137,3 +137,11 @@ print(json.dumps({"md": report.markdown(rep), "html": report.html(rep), "hook": 
   jq -r .html <<<"$output" | grep -F 'how far to trust <b>regression</b>: TRUST learn</li>'
   jq -e '.hook == ["learn regression: TRUST learn"]' <<<"$output"
 }
+
+@test "detector: docs/nightly.md's measured table is config/detector.json's (make bench-detector rewrites both)" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from mvp.nightly import calibration as cal
+text = cal.DOC.read_text()
+print(text == cal.docs_block(text, cal.read_calibration()))'
+  assert_success
+  assert_output True
+}
