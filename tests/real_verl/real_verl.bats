@@ -412,14 +412,15 @@ LOOSE="step_s=100 throughput=100 final_score=100 best_score=100 peak_memory_gb=1
 fork() {
   FORK="$BATS_FILE_TMPDIR/verl fork"
   [[ -d $FORK/.git ]] && return 0
-  local core=verl/trainer/ppo/core_algos.py i grpo='/^def compute_grpo_outcome_advantage(/,/^    return scores, scores$/'
+  local i
+  # shellcheck source=tests/fixtures/verl_plants.sh
+  source "$MVP_REPO/tests/fixtures/verl_plants.sh"
   cp -r "$MVP_REPO/$MVP_VERL_SRC" "$FORK.tmp"
   local -a git=(git -C "$FORK.tmp" -c user.name=t -c user.email=t@t -c commit.gpgsign=false)
   "${git[@]}" init -q -b main && "${git[@]}" add -A && "${git[@]}" commit -qm "verl 0.9.1" && "${git[@]}" tag good
   for i in 1 2 3 4 5 6 7 8; do
     if ((i == 5)); then
-      sed -i "$grpo"'s|^        scores = scores.unsqueeze(-1) \* response_mask$|& * 0|' "$FORK.tmp/$core"
-      grep -q 'response_mask \* 0$' "$FORK.tmp/$core"
+      verl_plant zeroed "$FORK.tmp"
       "${git[@]}" commit -qam "grpo: scale the advantages (change 5)"
     else
       echo "# change $i" >>"$FORK.tmp/verl/__init__.py"
@@ -429,14 +430,12 @@ fork() {
   "${git[@]}" checkout -qb slow good
   echo "# slow change 1" >>"$FORK.tmp/verl/__init__.py"
   "${git[@]}" commit -qam "slow change 1: a comment"
-  sed -i "$grpo s|^    scores = token_level_rewards.sum(dim=-1)\$|&; __import__('time').sleep($SLOW_S)|" "$FORK.tmp/$core"
-  grep -q "sleep($SLOW_S)$" "$FORK.tmp/$core"
+  SLOW_S=$SLOW_S verl_plant slow "$FORK.tmp"
   "${git[@]}" commit -qam "grpo: wait for the rewards (slow change 2)"
   "${git[@]}" checkout -qb flip good
   echo "# flip change 1" >>"$FORK.tmp/verl/__init__.py"
   "${git[@]}" commit -qam "flip change 1: a comment"
-  sed -i "$grpo"'s|^        scores = scores.unsqueeze(-1) \* response_mask$|& * -1|' "$FORK.tmp/$core"
-  grep -q 'response_mask \* -1$' "$FORK.tmp/$core"
+  verl_plant flip "$FORK.tmp"
   "${git[@]}" commit -qam "grpo: advantages against the group's best (flip change 2)"
   "${git[@]}" checkout -q main
   mv "$FORK.tmp" "$FORK"
