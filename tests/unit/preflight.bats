@@ -175,3 +175,107 @@ PY
   run --separate-stderr preflight "$REAL" verl.trainer.sft_trainer_ray --reward-key
   assert_output none
 }
+
+# rl_parquet FILE SOURCE...: a small RL parquet of the runbook's own GSM8K
+# rows (helpers/mvp/data/gsm8k.py), one row under each data_source given.
+rl_parquet() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$@" <<'PY'
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+from mvp.data import gsm8k
+sources = sys.argv[2:]
+rows = [gsm8k.rl_rows("train", [row], source)[0][0] for row, source in zip(gsm8k.synthetic("train", len(sources)), sources)]
+pq.write_table(pa.Table.from_pylist(rows, schema=gsm8k.rl_schema()), sys.argv[1])
+PY
+}
+
+# reward_check CODE_PATH FILE [KEY=VALUE...]: which reward serves FILE's data
+# sources (helpers/mvp/jobs/rewards.py), as the plan asks with the job's
+# final overrides; its lines on stdout, a refusal as its ERROR line (exit 1).
+reward_check() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$CACHE" "$@" <<'PY'
+import sys
+from pathlib import Path
+from mvp.jobs import rewards
+from mvp.worker.errors import MvpError
+cache, code, data, *sets = sys.argv[1:]
+try:
+    for line in rewards.check([("dataset.train", Path(data))], dict(s.split("=", 1) for s in sets), Path(code),
+                              Path(code).name, Path(cache)):
+        print(line)
+except MvpError as exc:
+    print(f"ERROR: {exc}")
+    sys.exit(1)
+PY
+}
+
+# scorer_tree DIR PYTHON: DIR/verl/utils/reward_score/__init__.py made from
+# real 0.9.1's with the Python expression PYTHON applied to its text `t`.
+scorer_tree() {
+  mkdir -p "$1/verl/utils/reward_score"
+  "$MVP_REPO/.venv/bin/python" - "$REAL/verl/utils/reward_score/__init__.py" "$1/verl/utils/reward_score/__init__.py" \
+    "$2" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+new = eval(sys.argv[3])
+assert new != t, "the edit changed nothing"
+open(sys.argv[2], "w").write(new)
+PY
+}
+
+@test "preflight reward: a data_source no reward serves (the synthetic GSM8K's) is one ERROR line naming it, its file, the snapshot's default_compute_score and --reward-fn" {
+  local data=$BATS_TEST_TMPDIR/train.parquet
+  rl_parquet "$data" mvp/synthetic-arithmetic openai/gsm8k mvp/synthetic-arithmetic
+  run reward_check "$REAL" "$data"
+  assert_failure 1
+  assert_output "ERROR: reward: no reward function serves data_source 'mvp/synthetic-arithmetic' (dataset.train train.parquet): the job names none and snapshot verl-0.9.1's verl/utils/reward_score/__init__.py:19 default_compute_score knows only openai/gsm8k, lighteval/MATH, DigitalLearningGmbH/MATH-lighteval, HuggingFaceH4/MATH-500 and 22 more, raising NotImplementedError for any other in every rollout; give the job its reward function: --reward-fn FILE[:NAME] with FILE under user/code/ (the JobSpec's reward_fn_path), e.g. templates/rewards/shaped_gsm8k.py copied there"
+  # Answered from the cache the second time: the same line.
+  run reward_check "$REAL" "$data"
+  assert_failure 1
+  assert_output --partial "no reward function serves data_source 'mvp/synthetic-arithmetic'"
+}
+
+@test "preflight reward: a reward function serves every data source (either key verl reads it from); verl 0.9.1's own default serves openai/gsm8k and aime*" {
+  local data=$BATS_TEST_TMPDIR/train.parquet
+  rl_parquet "$data" mvp/synthetic-arithmetic
+  run reward_check "$REAL" "$data" reward.custom_reward_function.path=/shared/user/code/shaped_gsm8k.py
+  assert_success
+  assert_output "reward: data_source mvp/synthetic-arithmetic scored by the job's reward function (reward.custom_reward_function.path)"
+  run reward_check "$REAL" "$data" +custom_reward_function.path=/x.py
+  assert_success
+  # A path set to null is no reward function.
+  run reward_check "$REAL" "$data" reward.custom_reward_function.path=null
+  assert_failure 1
+  rl_parquet "$data" openai/gsm8k aime2024
+  run reward_check "$REAL" "$data"
+  assert_success
+  assert_output "reward: data_source aime2024, openai/gsm8k scored by snapshot verl-0.9.1's verl/utils/reward_score/__init__.py:19 default_compute_score"
+}
+
+@test "preflight reward: the data sources are read from the job's own snapshot: one whose default_compute_score names mvp/synthetic-arithmetic serves it" {
+  local tree=$BATS_TEST_TMPDIR/forked data=$BATS_TEST_TMPDIR/train.parquet
+  scorer_tree "$tree" 't.replace("if data_source == \"openai/gsm8k\":", "if data_source in (\"openai/gsm8k\", \"mvp/synthetic-arithmetic\"):")'
+  rl_parquet "$data" mvp/synthetic-arithmetic
+  run reward_check "$tree" "$data"
+  assert_success
+  assert_output "reward: data_source mvp/synthetic-arithmetic scored by snapshot forked's verl/utils/reward_score/__init__.py:19 default_compute_score"
+  run reward_check "$REAL" "$data"
+  assert_failure 1
+}
+
+@test "preflight reward: a default_compute_score that cannot be read statically (a name looked up elsewhere, a file that does not parse, none at all) is not refused; a line says why" {
+  local data=$BATS_TEST_TMPDIR/train.parquet
+  rl_parquet "$data" mvp/synthetic-arithmetic
+  scorer_tree "$BATS_TEST_TMPDIR/lookup" 't.replace("if data_source == \"openai/gsm8k\":", "if data_source in KNOWN_SOURCES:")'
+  run reward_check "$BATS_TEST_TMPDIR/lookup" "$data"
+  assert_success
+  assert_output "reward: data_source mvp/synthetic-arithmetic not checked: snapshot lookup's verl/utils/reward_score/__init__.py line 44 tests data_source as \`data_source in KNOWN_SOURCES\`, so the preflight cannot tell which data sources verl's default reward serves"
+  scorer_tree "$BATS_TEST_TMPDIR/broken" 't.replace("def default_compute_score(", "def default_compute_score((")'
+  run reward_check "$BATS_TEST_TMPDIR/broken" "$data"
+  assert_success
+  assert_output --regexp "not checked: snapshot broken's verl/utils/reward_score/__init__.py does not parse \(.+\), so the preflight cannot tell"
+  mkdir -p "$BATS_TEST_TMPDIR/none/verl"
+  run reward_check "$BATS_TEST_TMPDIR/none" "$data"
+  assert_success
+  assert_output --partial "not checked: snapshot none's verl/utils/reward_score/__init__.py does not exist"
+}

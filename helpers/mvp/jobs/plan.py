@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import cmdline, epoch_boundary, preflight, trainer_profile, snapshot, tracking, workloads
+from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, snapshot, tracking, workloads
 from ..worker import redact
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
@@ -29,7 +29,7 @@ class Plan:
     FIELDS = ("submission_id", "workload", "shared_root", "job_dir", "code_path", "code_id", "address",
               "entrypoint_num_cpus", "entrypoint_resources", "entrypoint_num_gpus", "trainer_module",
               "trainer_overrides", "env_vars", "preflight", "profile", "standin", "resumed_from", "cluster",
-              "log_sync_s", "stop_at_step", "data_lines", "trainer_args", "workdir")
+              "log_sync_s", "stop_at_step", "data_lines", "warnings", "trainer_args", "workdir")
 
     def __init__(self, python: str, **fields):
         for name in self.FIELDS:
@@ -227,8 +227,8 @@ def build(spec: dict, ray_cfg: dict, settings: Settings, extra: tuple = (),
         code_path=code_path, code_id=code_id, address=address, trainer_module=workload.trainer_module,
         trainer_overrides=overrides, env_vars=env, python="python3", preflight=checked,
         profile=settings.trainer_profile, standin=standin, resumed_from=resumed_from,
-        cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s,
-        stop_at_step=_stop_at_step(settings, resumed_from), data_lines=_check_data(workload, inputs, overrides, layout),
+        cluster=_cluster_name(address, settings), log_sync_s=settings.log_sync_s, stop_at_step=_stop_at_step(settings, resumed_from),
+        **_checks(workload, inputs, overrides, layout, (code_path, code_id, standin), settings.trainer_profile, overlay),
         trainer_args=cmd.hydra_args() if cmd else [], workdir=_workdir(workload, code_path), **resources)
 
 
@@ -316,6 +316,19 @@ def _path_values(key: str, value: str, lists: bool):
                                    and all(isinstance(p, str) and p for p in parsed)):
         return parsed
     raise MvpError(f"{key}: '{value}' is not a path{' or a list of paths' if lists else ''}")
+
+
+def _checks(workload: Workload, inputs: dict, overrides: dict, layout: Layout, code: tuple, profile: str,
+            overlay) -> dict:
+    """The preflight's lines about the job's data and its reward (`data_lines`,
+    `warnings`); code: (path, id, is the stand-in)."""
+    code_path, code_id, _ = code
+    lines, warnings = [], []
+    lines += _check_data(workload, inputs, overrides, layout)
+    if workload.dataset == "rl":
+        files = [("dataset.train", p) for p in inputs["train"]] + [("dataset.val", p) for p in inputs["val"]]
+        lines += rewards.check(files, overrides, code_path, code_id, layout.preflight)
+    return {"data_lines": lines, "warnings": warnings}
 
 
 def _check_data(workload: Workload, inputs: dict, overrides: dict, layout: Layout) -> list:

@@ -108,6 +108,8 @@ def _submit(args, settings, cli) -> int:
     log.info(f"{plan.preflight.summary()}; snapshot {plan.code_id}")
     for line in plan.data_lines:
         log.info(f"preflight: {line}")
+    for line in plan.warnings:
+        log.warn(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
     files["fingerprint_submitted"] = fingerprint.submitted(settings)
