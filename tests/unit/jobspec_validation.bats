@@ -546,3 +546,90 @@ for p in sys.argv[1:]:
   assert_output "job directory /s/jobs/a\$b contains '\$', which a shell would re-parse; use another path
 passed /s/jobs/plain-id"
 }
+
+# submit_41 ARGS...: what 41_submit_grpo_epoch1.sh hands the helper (its
+# template, MVP_MODEL_ID's model), checked without submitting.
+submit_41() {
+  MVP_MODEL_ID=m helper submit --via cli --check-only --configured-model --jobspec-name grpo.yaml \
+    --ray-config-name dev.yaml "$@" < <(printf '%s\0%s' "$(<"$MVP_REPO/templates/jobspecs/grpo.yaml")" \
+    "$(<"$MVP_REPO/templates/configs/dev.yaml")")
+}
+
+# synthetic_gsm8k: the shared root's GSM8K parquet as 30 writes them with
+# MVP_GSM8K_SOURCE=synthetic (data_source mvp/synthetic-arithmetic).
+synthetic_gsm8k() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$SHARED_ROOT/datasets/gsm8k" <<'PY'
+import sys
+from pathlib import Path
+import pyarrow as pa, pyarrow.parquet as pq
+from mvp.data import gsm8k
+for split in ("train", "test"):
+    rows = gsm8k.rl_rows(split, gsm8k.synthetic(split, 8), gsm8k.SYNTHETIC_SOURCE)[0]
+    pq.write_table(pa.Table.from_pylist(rows, schema=gsm8k.rl_schema()), Path(sys.argv[1]) / f"{split}.parquet")
+PY
+}
+
+# planted_snapshot ID PYTHON: snapshot ID, real verl 0.9.1 as links (cp -rs)
+# with verl/workers/rollout/replica.py and verl/version/version made real
+# files, the Python expression PYTHON applied to each one's text `t` (with
+# `f`, the file's path under verl/).
+planted_snapshot() {
+  local snap=$SHARED_ROOT/common/code/verl/$1 f
+  mkdir -p "$snap"
+  cp -rs "$MVP_REAL_VERL" "$snap/verl"
+  echo "MARKER = \"$1\"" >"$snap/mvp_marker.py"
+  echo '{"created_at": "2026-01-01T00:00:00+00:00", "files": {}}' >"$snap/MANIFEST.json"
+  for f in workers/rollout/replica.py version/version; do
+    rm "$snap/verl/$f"
+    "$MVP_REPO/.venv/bin/python" -c 'import sys
+f, t = sys.argv[3], open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(eval(sys.argv[4]))' "$MVP_REAL_VERL/$f" "$snap/verl/$f" "$f" "$2"
+  done
+}
+
+@test "41's JobSpec on MVP_GSM8K_SOURCE=synthetic data without --reward-fn: one ERROR line naming the data source, the snapshot and --reward-fn, nothing written; with --reward-fn user/code/shaped_gsm8k.py it passes" {
+  synthetic_gsm8k
+  cp "$MVP_REPO/templates/rewards/shaped_gsm8k.py" "$SHARED_ROOT/user/code/"
+  run --separate-stderr submit_41
+  assert_failure 1
+  assert_equal "$stderr" "ERROR: reward: no reward function serves data_source 'mvp/synthetic-arithmetic' (dataset.train train.parquet, dataset.val test.parquet): the job names none and snapshot codeA's verl/utils/reward_score/__init__.py:19 default_compute_score knows only openai/gsm8k, lighteval/MATH, DigitalLearningGmbH/MATH-lighteval, HuggingFaceH4/MATH-500 and 22 more, raising NotImplementedError for any other in every rollout; give the job its reward function: --reward-fn FILE[:NAME] with FILE under user/code/ (the JobSpec's reward_fn_path), e.g. templates/rewards/shaped_gsm8k.py copied there"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+  run --separate-stderr submit_41 --reward-fn user/code/shaped_gsm8k.py
+  assert_success
+  grep -q "preflight: reward: data_source mvp/synthetic-arithmetic scored by the job's reward function (reward.custom_reward_function.path)$" <<<"$stderr"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+}
+
+@test "a JobSpec on openai/gsm8k data needs no reward function: verl 0.9.1's own default_compute_score serves it; the snapshot's release is named" {
+  run --separate-stderr submit_41
+  assert_success
+  grep -q "preflight: reward: data_source openai/gsm8k scored by snapshot codeA's verl/utils/reward_score/__init__.py:19 default_compute_score$" <<<"$stderr"
+  grep -q "preflight: verl: snapshot codeA holds verl 0.9.1$" <<<"$stderr"
+  [[ $stderr != *" !    "* ]]
+}
+
+@test "profile cpu: a snapshot whose verl renamed a name the CPU layer imports (RolloutReplicaRegistry) is refused in one line naming the releases the layer serves; a GPU job on it is not" {
+  planted_snapshot renamed 't.replace("RolloutReplicaRegistry", "ReplicaRegistry") if f.endswith(".py") else t'
+  MVP_TRAINER_PROFILE=cpu CODE_ID=renamed run --separate-stderr submit_flags
+  assert_failure 1
+  assert_equal "$stderr" "ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot renamed's verl 0.9.1: it imports RolloutReplicaRegistry from verl.workers.rollout.replica (mvp_verl_cpu/rollout.py:23), which that snapshot's module does not define; the CPU layer serves verl 0.9.1 (docs/versions.md): snapshot one of those, or train on GPUs (MVP_TRAINER_PROFILE=gpu)"
+  [[ ! -e $SHARED_ROOT/jobs ]]
+  # Real verl 0.9.1 (codeA): the CPU layer finds every name it imports.
+  MVP_TRAINER_PROFILE=cpu CODE_ID=codeA run --separate-stderr submit_flags
+  assert_success
+  grep -q "preflight: verl: snapshot codeA holds verl 0.9.1; the CPU layer finds every name it imports from it$" <<<"$stderr"
+  # A GPU job never loads the layer.
+  CODE_ID=renamed run --separate-stderr submit_flags
+  assert_success
+}
+
+@test "profile gpu: a snapshot newer than the tested releases gets a warning line, not a refusal; on the CPU profile too, when the layer finds its names" {
+  planted_snapshot newer 't if f.endswith(".py") else "0.10.0.dev\n"'
+  CODE_ID=newer run --separate-stderr submit_flags
+  assert_success
+  grep -q " !     preflight: snapshot newer holds verl 0.10.0.dev, newer than the releases the runbook is tested with (0.9.1; docs/versions.md); the preflight checked its config and data$" <<<"$stderr"
+  MVP_TRAINER_PROFILE=cpu CODE_ID=newer run --separate-stderr submit_flags
+  assert_success
+  grep -q "newer than the releases the runbook is tested with" <<<"$stderr"
+  grep -q "preflight: verl: snapshot newer holds verl 0.10.0.dev; the CPU layer finds every name it imports from it$" <<<"$stderr"
+}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, snapshot, tracking, workloads
+from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, snapshot, tracking, verl_release, workloads
 from ..worker import redact
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
@@ -320,10 +320,12 @@ def _path_values(key: str, value: str, lists: bool):
 
 def _checks(workload: Workload, inputs: dict, overrides: dict, layout: Layout, code: tuple, profile: str,
             overlay) -> dict:
-    """The preflight's lines about the job's data and its reward (`data_lines`,
-    `warnings`); code: (path, id, is the stand-in)."""
-    code_path, code_id, _ = code
+    """The preflight's lines about the job's data, its reward and its verl
+    release (`data_lines`, `warnings`); code: (path, id, is the stand-in)."""
+    code_path, code_id, standin = code
     lines, warnings = [], []
+    if not standin:
+        lines, warnings = verl_release.check(profile, bool(overlay.pythonpath), code_path, code_id)
     lines += _check_data(workload, inputs, overrides, layout)
     if workload.dataset == "rl":
         files = [("dataset.train", p) for p in inputs["train"]] + [("dataset.val", p) for p in inputs["val"]]
