@@ -253,3 +253,18 @@ from mvp.render import kuberay_rules as k; print(".".join(map(str, k.VERSION)))'
   assert_failure 1
   assert_regex "$(tail -n 1 <<<"$stderr")" "^ERROR: MVP_KUBERAY_VERSION is 1\.5\.0, and 71 checks"
 }
+
+@test "71: MVP_KUBERAY_VERSION=1.7.1 renders byte for byte what 1.7.0 renders (v1.7.1 changed none of the ported rules nor a CRD: docs/versions.md)" {
+  local kind v
+  for kind in cluster nightly; do
+    for v in 1.7.0 1.7.1; do
+      run --separate-stderr env "MVP_KUBERAY_VERSION=$v" "$MVP_REPO/scripts/71_render_kuberay.sh" "$kind" \
+        --out "$BATS_TEST_TMPDIR/$kind-$v.yaml"
+      assert_success
+    done
+    cmp "$BATS_TEST_TMPDIR/$kind-1.7.0.yaml" "$BATS_TEST_TMPDIR/$kind-1.7.1.yaml"
+  done
+  run --separate-stderr env MVP_KUBERAY_VERSION=1.7.2 "$MVP_REPO/scripts/71_render_kuberay.sh" cluster
+  assert_failure 1
+  assert_equal "$(tail -n 1 <<<"$stderr")" "ERROR: MVP_KUBERAY_VERSION is 1.7.2, and 71 checks what it renders against KubeRay v1.7.0's own rules only (helpers/mvp/render/kuberay_rules.py, commit 59d663aeec13), which are v1.7.0 or v1.7.1's; run one of those operators and set MVP_KUBERAY_VERSION to it"
+}

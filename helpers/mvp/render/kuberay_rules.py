@@ -27,6 +27,11 @@ import yaml
 
 VERSION = (1, 7, 0)
 COMMIT = "59d663aeec13760646da3db9c1cf8cfe883e30b7"
+# The operator releases whose own rules these are. v1.7.1 is v1.7.0 with its
+# samples fixed (#5175, the cherry-pick of #5154 onto release-1.7: files under
+# ray-operator/config/samples/ only) and its version bumped (#5318): no
+# validation, controller, webhook or CRD file changed (docs/versions.md).
+SERVES = ((1, 7, 0), (1, 7, 1))
 V = "validation.go"  # ray-operator/controllers/ray/utils/validation.go
 MAX_CLUSTER_NAME = 53  # utils/constant.go:375 MaxRayClusterNameLength
 MAX_RAYJOB_NAME = MAX_CLUSTER_NAME - 6  # utils/constant.go:381 MaxRayJobNameLength

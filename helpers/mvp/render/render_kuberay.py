@@ -24,7 +24,7 @@
 Paths are rewritten from this host's view (SHARED_ROOT, the repo) to the pods'
 (/private, MVP_K8S_RUNBOOK_DIR). What the operator would refuse is refused
 here in one line, nothing written: a field newer than MVP_KUBERAY_VERSION,
-any release but the one whose rules are ported (kuberay_rules.py), and what
+any release but those whose rules are ported (kuberay_rules.py), and what
 those rules refuse; so is an image known to lack the runbook."""
 import json
 import math
@@ -109,18 +109,20 @@ def _cluster_specs(docs: list):
 
 def check_operator(k: K8s, docs: list) -> None:
     """What the stated operator cannot take is refused, one line: a rendered
-    field newer than it, then any release but the one whose rules are ported
-    (kuberay_rules.VERSION), then what those rules refuse."""
+    field newer than it, then any release but those whose rules are ported
+    (kuberay_rules.SERVES), then what those rules refuse."""
     have, rules = _dotted(k.kuberay), _dotted(kuberay_rules.VERSION)
+    newest = _dotted(max(kuberay_rules.SERVES))
     for field, since, used, otherwise in FIELDS_SINCE:
         if k.kuberay < since and any(used(spec) for spec in _cluster_specs(docs)):
             raise MvpError(f"{field}, which 71 renders, needs KubeRay v{_dotted(since)} (its CRD has it since) and "
-                           f"MVP_KUBERAY_VERSION is {have}; upgrade the operator to v{rules} and set "
-                           f"MVP_KUBERAY_VERSION={rules}{otherwise}")
-    if k.kuberay != kuberay_rules.VERSION:
+                           f"MVP_KUBERAY_VERSION is {have}; upgrade the operator to v{newest} and set "
+                           f"MVP_KUBERAY_VERSION={newest}{otherwise}")
+    if k.kuberay not in kuberay_rules.SERVES:
+        served = " or ".join(f"v{_dotted(v)}" for v in kuberay_rules.SERVES)
         raise MvpError(f"MVP_KUBERAY_VERSION is {have}, and 71 checks what it renders against KubeRay v{rules}'s own "
-                       f"rules only (helpers/mvp/render/kuberay_rules.py, commit {kuberay_rules.COMMIT[:12]}); run the "
-                       f"v{rules} operator and set MVP_KUBERAY_VERSION={rules}")
+                       f"rules only (helpers/mvp/render/kuberay_rules.py, commit {kuberay_rules.COMMIT[:12]}), which "
+                       f"are {served}'s; run one of those operators and set MVP_KUBERAY_VERSION to it")
     for d in docs:
         try:
             kuberay_rules.check(d)
