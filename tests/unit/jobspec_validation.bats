@@ -606,6 +606,10 @@ open(sys.argv[2], "w").write(eval(sys.argv[4]))' "$MVP_REAL_VERL/$f" "$snap/verl
   grep -q "preflight: reward: data_source openai/gsm8k scored by snapshot codeA's verl/utils/reward_score/__init__.py:19 default_compute_score$" <<<"$stderr"
   grep -q "preflight: verl: snapshot codeA holds verl 0.9.1$" <<<"$stderr"
   [[ $stderr != *" !    "* ]]
+  # The release make setup unpacks (tests/fixtures/real_verl.sh) is the newest the preflight calls tested.
+  run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
+from mvp.jobs import verl_release; print(max(verl_release.TESTED, key=verl_release._numbers))' "$MVP_REPO/helpers"
+  assert_output "$(sed -n 's/^VERL_VERSION=//p' "$MVP_REPO/tests/fixtures/real_verl.sh")"
 }
 
 @test "profile cpu: a snapshot whose verl renamed a name the CPU layer imports (RolloutReplicaRegistry) is refused in one line naming the releases the layer serves; a GPU job on it is not" {
