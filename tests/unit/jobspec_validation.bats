@@ -587,13 +587,17 @@ open(sys.argv[2], "w").write(eval(sys.argv[4]))' "$MVP_REAL_VERL/$f" "$snap/verl
   done
 }
 
-@test "41's JobSpec on MVP_GSM8K_SOURCE=synthetic data without --reward-fn: one ERROR line naming the data source, the snapshot and --reward-fn, nothing written; with --reward-fn user/code/shaped_gsm8k.py it passes" {
+@test "41's JobSpec on MVP_GSM8K_SOURCE=synthetic data without --reward-fn: one ERROR line naming the data source (and the val file when verl scores it), the snapshot and --reward-fn, nothing written; with --reward-fn user/code/shaped_gsm8k.py it passes" {
   synthetic_gsm8k
   cp "$MVP_REPO/templates/rewards/shaped_gsm8k.py" "$SHARED_ROOT/user/code/"
   run --separate-stderr submit_41
   assert_failure 1
-  assert_equal "$stderr" "ERROR: reward: no reward function serves data_source 'mvp/synthetic-arithmetic' (dataset.train train.parquet, dataset.val test.parquet): the job names none and snapshot codeA's verl/utils/reward_score/__init__.py:19 default_compute_score knows only openai/gsm8k, lighteval/MATH, DigitalLearningGmbH/MATH-lighteval, HuggingFaceH4/MATH-500 and 22 more, raising NotImplementedError for any other in every rollout; give the job its reward function: --reward-fn FILE[:NAME] with FILE under user/code/ (the JobSpec's reward_fn_path), e.g. templates/rewards/shaped_gsm8k.py copied there"
+  assert_equal "$stderr" "ERROR: reward: no reward function serves data_source 'mvp/synthetic-arithmetic' (dataset.train train.parquet): the job names none and snapshot codeA's verl/utils/reward_score/__init__.py:19 default_compute_score knows only openai/gsm8k, lighteval/MATH, DigitalLearningGmbH/MATH-lighteval, HuggingFaceH4/MATH-500 and 22 more, raising NotImplementedError for any other in every rollout; give the job its reward function: --reward-fn FILE[:NAME] with FILE under user/code/ (the JobSpec's reward_fn_path), e.g. templates/rewards/shaped_gsm8k.py copied there"
   [[ ! -e $SHARED_ROOT/jobs ]]
+  # The val file counts when verl scores it (the template validates never; every 2 steps here).
+  run --separate-stderr submit_41 --override trainer.test_freq=2
+  assert_failure 1
+  [[ $stderr == "ERROR: reward: no reward function serves data_source 'mvp/synthetic-arithmetic' (dataset.train train.parquet, dataset.val test.parquet): "* ]]
   run --separate-stderr submit_41 --reward-fn user/code/shaped_gsm8k.py
   assert_success
   grep -q "preflight: reward: data_source mvp/synthetic-arithmetic scored by the job's reward function (reward.custom_reward_function.path)$" <<<"$stderr"

@@ -328,7 +328,8 @@ def _checks(workload: Workload, inputs: dict, overrides: dict, layout: Layout, c
         lines, warnings = verl_release.check(profile, bool(overlay.pythonpath), code_path, code_id)
     lines += _check_data(workload, inputs, overrides, layout)
     if workload.dataset == "rl":
-        files = [("dataset.train", p) for p in inputs["train"]] + [("dataset.val", p) for p in inputs["val"]]
+        files = [("dataset.train", p) for p in inputs["train"]]
+        files += [("dataset.val", p) for p in inputs["val"]] if rewards.validates(overrides) else []
         lines += rewards.check(files, overrides, code_path, code_id, layout.preflight)
     return {"data_lines": lines, "warnings": warnings}
 

@@ -17,7 +17,9 @@ tests of the function. A function whose tests cannot be read so (a name
 looked up elsewhere, another method, no raise) is not judged: the job is
 not refused, and a line says why.
 
-A reward model (`reward_model.enable`) or the user's own reward manager
+The val files count only when verl scores them (`validates`: before
+training, or every `trainer.test_freq` steps). A reward model
+(`reward_model.enable`) or the user's own reward manager
 (`source: importlib`) scores without `default_compute_score`: not judged
 either. The values of each file are kept in the preflight cache by the
 file's size and mtime, the snapshot's reading by its file's."""
@@ -178,6 +180,23 @@ def _other_scorer(overrides: dict) -> str:
     if manager and manager.split("=", 1)[1].strip("'\"") == "importlib":
         return f"the job's own reward manager ({manager})"
     return ""
+
+
+def _value(overrides: dict, key: str, default: str) -> str:
+    for name, value in overrides.items():
+        if name.lstrip("+") == key and value is not None:
+            return str(value).strip("'\"").lower()
+    return default
+
+
+def validates(overrides: dict) -> bool:
+    """Whether verl scores the val files too: before training (trainer.val_before_train,
+    default true: trainer/ppo/v1/trainer_base.py:439), every trainer.test_freq steps
+    (:491-492), or only them (trainer.val_only); verl's defaults in trainer/config/ppo_trainer.yaml:199-205."""
+    freq = _value(overrides, "trainer.test_freq", "-1")
+    return (_value(overrides, "trainer.val_before_train", "true") == "true"
+            or _value(overrides, "trainer.val_only", "false") == "true"
+            or (freq.isdigit() and int(freq) > 0))
 
 
 def _served(value: str, found: dict) -> bool:
