@@ -127,13 +127,13 @@ docs/scripts:
 # worker, the local runtime); it prints s/step and peak GPU memory and refuses
 # in one line where there is no GPU. BUNDLE=DIR installs an offline bundle
 # first. `make gpu-bundle` writes that bundle for an air-gapped GPU host that
-# has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY; it refuses above
-# 55 MiB, the checkout's tracked files counted; HOST_HAS=numpy,pandas leaves
-# out what the host already has).
+# has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY, in checksummed
+# parts; HOST_HAS=numpy,pandas leaves out what the host already has; MAX_MIB=N
+# refuses a bundle that, the checkout's tracked files counted, is above N MiB).
 PYTHON_VERSION ?= 3.12
 .PHONY: gpu-smoke gpu-bundle
 gpu-smoke:
 	scripts/libexec/gpu_smoke.sh $(if $(BUNDLE),--bundle $(BUNDLE))
 
 gpu-bundle:
-	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS))
+	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS)) $(if $(MAX_MIB),--max-mib $(MAX_MIB))
