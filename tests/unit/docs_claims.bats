@@ -1,6 +1,5 @@
 #!/usr/bin/env bats
-# What the docs claim about the code is checked against the code (issue 32
-# point 6): flags given to a numbered script, MVP_* names, a setting's
+# What the docs claim about the code is checked against the code: flags given to a numbered script, MVP_* names, a setting's
 # default, exit codes a page gives a script, the count of numbered scripts,
 # `python -m mvp` commands, repository paths, citations of docs/spec.md's
 # points, the tables of scripts.md, settings.md and testing.md,

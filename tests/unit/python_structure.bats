@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The helper package keeps the shape issue 22 asked for: no two modules import
+# The helper package keeps its shape: no two modules import
 # each other (directly, round a longer loop, or through an import inside a
 # function), every function is a named step of at most 40 lines, and nothing
 # is defined that nothing uses.
