@@ -122,6 +122,13 @@ docs/settings:
 docs/scripts:
 	scripts/libexec/scripts_doc.sh >docs/scripts.md.tmp && mv docs/scripts.md.tmp docs/scripts.md
 
+# docs/troubleshooting.md's table of every ERROR line, read from the code
+# (tests/test_helper/error_lines.py); tests/unit/troubleshooting.bats fails
+# when a line has no row.
+.PHONY: docs/troubleshooting
+docs/troubleshooting:
+	python3 tests/test_helper/error_lines.py . --write
+
 # The GPU smoke that travels (docs/first-gpu-night.md): on any host with one
 # NVIDIA GPU, 2 GRPO steps of the tiny model with real verl 0.9.1 on it (one
 # worker, the local runtime); it prints s/step and peak GPU memory and refuses

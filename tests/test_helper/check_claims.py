@@ -283,12 +283,14 @@ NOT_IN_REPO = {
 
 def check_paths(repo: Path, page: Path, problems: list) -> None:
     """A repo path a page names (scripts/..., helpers/..., config/...) exists;
-    a pattern (*, {a,b}, <name>, NN_) or `make docs/...` target is not a path."""
+    a pattern (*, {a,b}, <name>, NN_, a path that goes on in a value: runtime_…) or
+    `make docs/...` target is not a path."""
     name = page.relative_to(repo)
     for number_, line, _ in lines_of(page):
         for match in REPO_PATH.finditer(line):
             path = match.group(1).rstrip("/.")
-            if any(c in path for c in "*{}<>") or "NN_" in path or line[: match.start()].endswith("make "):
+            if any(c in path for c in "*{}<>") or "NN_" in path or line[: match.start()].endswith("make ") \
+                    or line[match.end():].startswith("…"):
                 continue
             if path not in NOT_IN_REPO and not (repo / path).exists():
                 problems.append(f"{name}:{number_}: names {path}, which is not in the repository")
