@@ -154,3 +154,20 @@ RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
   assert_line --index 0 "$BATS_TEST_TMPDIR/root/common/code/verl"
   assert_line --index 1 "ERROR: shared-layout.txt names no directory 'nope'"
 }
+
+@test "config: config/local.env.example loads as every script loads a config file, and so does each commented setting in it once uncommented" {
+  run resolve --config "$MVP_REPO/config/local.env.example"
+  assert_success
+  assert_line "runtime=compose"
+  assert_line "loaded=$MVP_REPO/config/local.env.example"
+  # The commented settings, uncommented: each one a line the loader takes, of a declared name and type.
+  sed -E 's/^# ([A-Z_][A-Z0-9_]*=)/\1/' "$MVP_REPO/config/local.env.example" >"$BATS_TEST_TMPDIR/all.env"
+  (($(grep -cE '^[A-Z_]+=' "$BATS_TEST_TMPDIR/all.env") > $(grep -cE '^[A-Z_]+=' "$MVP_REPO/config/local.env.example")))
+  MVP_RUNTIME=ssh run resolve --config "$BATS_TEST_TMPDIR/all.env"
+  assert_success
+  assert_line "workers=10.0.0.11 10.0.0.12"
+  local name
+  while read -r name; do
+    [[ $name == NCCL_* ]] || grep -qx "$name" "$MVP_REPO/config/settings.contract" || { echo "# $name is no setting of the contract" >&2; false; }
+  done < <(grep -oE '^[A-Z_][A-Z0-9_]*' "$BATS_TEST_TMPDIR/all.env")
+}
