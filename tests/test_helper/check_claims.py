@@ -39,7 +39,8 @@ is true:
   named beside it, is one the recipe can pass;
 - a number stated twice agrees: a count of measured runs with the page's
   table of runs, a bundle's MiB with docs/first-gpu-night.md's table of
-  bundles, testing.md's "N passed, none failed" with its tier table's sum.
+  bundles, testing.md's "N passed, none failed" with its tier table's sum;
+- nothing cites the project's own tracker ("issue N") or a workplace tool.
 Numbered script names themselves are check_docs.py's (docs_links.bats).
 Standard library only. Usage: check_claims.py REPO_DIR"""
 import re
@@ -316,6 +317,24 @@ def check_spec_citations(repo: Path, problems: list) -> None:
             if SEED_CITE.search(line):
                 problems.append(f"{file.relative_to(repo)}:{number_}: cites a seed specification the reader cannot find; "
                                 f"cite docs/spec.md's points")
+
+
+HISTORY_WORDS = re.compile(r"\b[Ii]ssue \d{1,3}\b|\bfarm-(?:studio|bench)\b")
+
+
+def check_history_words(repo: Path, problems: list) -> None:
+    """No page, code, test or benchmark cites the project's own tracker
+    ("issue" and a number) or a tool of the workplace: a reader can open neither.
+    Public trackers are cited by their project (verl #7401, podman #11446)."""
+    roots = ["README.md", "Makefile", "docs", "scripts", "helpers", "templates", "config", "tests", "bench"]
+    files = [f for root in roots for f in ([repo / root] if (repo / root).is_file() else (repo / root).rglob("*"))
+             if f.is_file() and f.suffix in ("", ".md", ".py", ".sh", ".bats", ".bash", ".yaml", ".txt", ".contract")]
+    for file in files:
+        for number_, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            found = HISTORY_WORDS.search(line)
+            if found:
+                problems.append(f"{file.relative_to(repo)}:{number_}: cites '{found.group(0)}', which a reader cannot "
+                                f"open; say what the code or test proves")
 
 
 def contract_names(repo: Path) -> set:
@@ -729,6 +748,7 @@ def main() -> int:
     check_architecture(repo, problems)
     check_tier_table(repo, problems)
     check_spec_citations(repo, problems)
+    check_history_words(repo, problems)
     print("\n".join(problems), end="\n" if problems else "")
     return 1 if problems else 0
 

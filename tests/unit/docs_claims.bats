@@ -141,3 +141,15 @@ docs/testing.md:$passed: says 588 passed; its table counts $(sed -n '/^| tier |/
   assert_failure 1
   assert_output "docs/faults.md:$(wc -l <"$tree/docs/faults.md"): says when nights are first judged, which docs/nightly.md says; link it instead"
 }
+
+@test "docs claims: a tracker number or a workplace tool's name in a page, a test or a benchmark fails; a public tracker's does not" {
+  local tree word tool
+  tree=$(copy_tree)
+  word="iss""ue 22" tool="farm-""studio"
+  printf '%s\n' "# the layout $word asked for" >>"$tree/tests/unit/shell_layout.bats"
+  printf '%s\n' '' "Counted as $tool does; podman #11446 and verl #7401 are public." >>"$tree/docs/faults.md"
+  run "${CHECK[@]}" "$tree"
+  assert_failure 1
+  assert_output "docs/faults.md:$(wc -l <"$tree/docs/faults.md"): cites '$tool', which a reader cannot open; say what the code or test proves
+tests/unit/shell_layout.bats:$(wc -l <"$tree/tests/unit/shell_layout.bats"): cites '$word', which a reader cannot open; say what the code or test proves"
+}
