@@ -132,18 +132,25 @@ docs/settings:
 docs/scripts:
 	scripts/libexec/scripts_doc.sh >docs/scripts.md.tmp && mv docs/scripts.md.tmp docs/scripts.md
 
+# docs/troubleshooting.md's table of every ERROR line, read from the code
+# (tests/test_helper/error_lines.py); tests/unit/troubleshooting.bats fails
+# when a line has no row.
+.PHONY: docs/troubleshooting
+docs/troubleshooting:
+	python3 tests/test_helper/error_lines.py . --write
+
 # The GPU smoke that travels (docs/first-gpu-night.md): on any host with one
 # NVIDIA GPU, 2 GRPO steps of the tiny model with real verl 0.9.1 on it (one
 # worker, the local runtime); it prints s/step and peak GPU memory and refuses
 # in one line where there is no GPU. BUNDLE=DIR installs an offline bundle
 # first. `make gpu-bundle` writes that bundle for an air-gapped GPU host that
-# has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY; it refuses above
-# 55 MiB, the checkout's tracked files counted; HOST_HAS=numpy,pandas leaves
-# out what the host already has).
+# has only Python $(PYTHON_VERSION) and torch (.mvp/gpu-bundle/cpXY, in checksummed
+# parts; HOST_HAS=numpy,pandas leaves out what the host already has; MAX_MIB=N
+# refuses a bundle that, the checkout's tracked files counted, is above N MiB).
 PYTHON_VERSION ?= 3.12
 .PHONY: gpu-smoke gpu-bundle
 gpu-smoke:
 	scripts/libexec/gpu_smoke.sh $(if $(BUNDLE),--bundle $(BUNDLE))
 
 gpu-bundle:
-	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS))
+	scripts/libexec/gpu_bundle.sh --python $(PYTHON_VERSION) $(if $(HOST_HAS),--host-has $(HOST_HAS)) $(if $(MAX_MIB),--max-mib $(MAX_MIB))

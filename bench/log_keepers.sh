@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What keeping a job's logs while it runs costs (issue 21 point 2): the same
+# What keeping a job's logs while it runs costs: the same
 # short stand-in job, 43 --wait from submission to its archived result, with
 # the keepers at the default interval (MVP_LOG_SYNC_SECONDS=30: the driver
 # log's copier, the dispatcher's Ray connection, one 0-CPU actor per node)

@@ -4,7 +4,7 @@
 # (JobSubmissionClient) against a bare `ray job submit --no-wait` of the same
 # entrypoint and runtime_env from the head, measured alternately. Each job is
 # left to finish, and the cluster a second to settle (untimed), before the next
-# submission, so all of them see the same quiet cluster. Targets (issue 22):
+# submission, so all of them see the same quiet cluster. Targets:
 # 40 and 43 <= 1.1x bare, 43 with a private variable <= 1.25x, 44 <= 1.0x. Also reported: the preflight's share of 43 (the
 # overrides checked against the snapshot's verl config; budget 0.3 s), read
 # from 43's own log line, and 43 with a private (secret-named) variable, which

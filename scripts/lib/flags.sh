@@ -127,20 +127,28 @@ mvp::flags::usage() {
   sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"
 }
 
-# mvp::flags::synopsis: "Usage: scripts/NAME POSITIONAL... [FLAGS]", one line
-# per documented entry of the spec (FORM, then what it does), and the common flags.
+# mvp::flags::synopsis: "Usage: scripts/NAME POSITIONAL... [FLAGS]" in the
+# order the parser takes them (with a NAME... entry the flags come first:
+# from the first positional word on, every word is the command's own), one
+# line per documented entry of the spec (FORM, then what it does), and the
+# common flags.
 mvp::flags::synopsis() {
-  local entry width=0 words="" line tail=""
+  local entry width=0 words="" line tail="" rest=0
   local -a lines=()
   for entry in ${MVP_FLAG_SPEC[@]+"${MVP_FLAG_SPEC[@]}"}; do
     mvp::flags::form "$entry"
     [[ -n $FLAG_DOC ]] || continue
     [[ $FLAG_FORM != '-- '* ]] || tail=" [$FLAG_FORM]"
     [[ $FLAG_FORM == -* ]] || words+=" $FLAG_FORM"
+    [[ $FLAG_FORM == -* || $FLAG_FORM != *...* ]] || rest=1
     ((${#FLAG_FORM} <= width)) || width=${#FLAG_FORM}
     lines+=("$FLAG_FORM" "$FLAG_DOC")
   done
-  echo "Usage: scripts/$(basename "$0")$words [FLAGS]$tail"
+  if ((rest)); then
+    echo "Usage: scripts/$(basename "$0") [FLAGS]$words$tail"
+  else
+    echo "Usage: scripts/$(basename "$0")$words [FLAGS]$tail"
+  fi
   for ((line = 0; line < ${#lines[@]}; line += 2)); do
     printf '  %-*s  %s\n' "$width" "${lines[line]}" "${lines[line + 1]}"
   done

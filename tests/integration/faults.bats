@@ -377,12 +377,14 @@ s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").clos
   done
   assert_output --partial "1 job(s) of a cluster that went away archived as LOST: $other"
   [[ $(job_json "$other" result.json .status) == LOST ]]
-  # No driver of the old cluster writes into its job directory any more.
+  # No driver of the old cluster writes into its job directory any more:
+  # every file of both, with its size and modification time, is the same
+  # 6 s later (a log line appended, a checkpoint or file added, shows).
   local d1 d2
-  d1=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -newermt '-0 seconds' 2>/dev/null | wc -l; find "$SHARED_ROOT/jobs/$waited/checkpoints" "$SHARED_ROOT/jobs/$other/checkpoints" | sort | sha256sum)
+  d1=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -printf '%p %s %T@\n' | sort)
   sleep 6
-  d2=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -newermt '-0 seconds' 2>/dev/null | wc -l; find "$SHARED_ROOT/jobs/$waited/checkpoints" "$SHARED_ROOT/jobs/$other/checkpoints" | sort | sha256sum)
-  [[ $d1 == "$d2" ]]
+  d2=$(find "$SHARED_ROOT/jobs/$waited" "$SHARED_ROOT/jobs/$other" -printf '%p %s %T@\n' | sort)
+  [[ $d1 == "$d2" ]] || { diff <(echo "$d1") <(echo "$d2") | head -n 20 >&3; false; }
   # The new head's Ray never heard of the job: 51 says Ray lost it and shows
   # the log kept in its directory; an id with no directory is no such job.
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "$waited"

@@ -101,7 +101,7 @@ nightly() {
   grep -q "failing at step 3 as asked" "$SHARED_ROOT/jobs/$id/logs/driver.log"
 }
 
-@test "two nights in a row: index.html has two rows and each job's charts of s/step, throughput and duration have two points" {
+@test "after the two nights above (a passing one, then a failing one): index.html has two rows and each job's charts of s/step, throughput and duration have two points" {
   run grep -o '<tr class="night">' "$REG/index.html"
   assert_equal "${#lines[@]}" 2
   local metric job
@@ -146,12 +146,39 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$REG/$night2/report.html"
   assert_success
   [[ $output == *"grpo"*"FAIL"*"succeeded_in_time"* ]]
-  local shot=$MVP_REPO/tests/artifacts/nightly-index.png
+  local shot=$MVP_REPO/tests/artifacts/nightly-index.png blank=$BATS_TEST_TMPDIR/blank.png
   rm -f "$shot"
   run timeout 60 "${chrome[@]}" --window-size=1200,1000 "--screenshot=$shot" "file://$REG/index.html"
   assert_success
-  [[ $(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
-  (( $(stat -c %s "$shot") > 20000 ))
+  # A blank page of the same size, shot the same way: what the report's
+  # picture must differ from, where the table and where the charts are drawn.
+  echo '<!doctype html><html><body></body></html>' >"$BATS_TEST_TMPDIR/blank.html"
+  run timeout 60 "${chrome[@]}" --window-size=1200,1000 "--screenshot=$blank" "file://$BATS_TEST_TMPDIR/blank.html"
+  assert_success
+  run drawn_share "$shot" "$blank"
+  assert_success
+  # (top: the table of nights; below: the charts) Each band has drawn pixels.
+  local top rest
+  read -r top rest <<<"$output"
+  awk -v t="$top" -v r="$rest" 'BEGIN { exit !(t > 0.02 && r > 0.02) }' ||
+    { echo "# the screenshot differs from a blank page in ${top} of its top third and ${rest} of the rest" >&3; false; }
+}
+
+# drawn_share SHOT BLANK: the share of SHOT's pixels that differ from BLANK's
+# (the same size), in its top third and in the rest, e.g. "0.081 0.153".
+drawn_share() {
+  "$MVP_REPO/.venv/bin/python" - "$1" "$2" <<'PY'
+import sys
+from PIL import Image, ImageChops
+shot, blank = (Image.open(p).convert("RGB") for p in sys.argv[1:3])
+assert shot.size == blank.size, (shot.size, blank.size)
+drawn = ImageChops.difference(shot, blank).convert("L").point(lambda v: 255 if v > 24 else 0)
+w, h = drawn.size
+def share(box):
+    part = drawn.crop(box)
+    return part.histogram()[255] / (part.width * part.height)
+print(f"{share((0, 0, w, h // 3)):.3f} {share((0, h // 3, w, h)):.3f}")
+PY
 }
 
 @test "retention with MVP_NIGHTLY_KEEP=2: a third night removes exactly the first run and its job directories" {

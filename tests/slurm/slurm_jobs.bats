@@ -54,12 +54,6 @@ no_ray_left() { [[ -z $(ray_left) ]]; }
 # two_nodes_kept LOGS: the job's worker logs of two nodes are kept under LOGS/nodes.
 two_nodes_kept() { (($(find "$1/nodes" -name 'worker-*.out' -printf '%h\n' 2>/dev/null | sort -u | wc -l) >= 2)); }
 
-# wait_until SECONDS CMD...: polls CMD every 0.2 s.
-wait_until() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do ((SECONDS < deadline)) || return 1; sleep 0.2; done
-}
-
 # assert_placement ID: the head had 0 CPU and 0 GPU in Ray, the workers GPUs
 # and worker_node, and the driver ran on a worker (all read from Ray).
 assert_placement() {
@@ -88,7 +82,7 @@ assert_placement() {
     { find "$SHARED_ROOT/jobs/$id"; cat "$SHARED_ROOT/jobs/$id"/logs/*.missing; false; }
   [[ -f $SHARED_ROOT/jobs/$id/checkpoints/latest_checkpointed_iteration.txt ]]
   # The job's own Ray was stopped on every node when it ended.
-  wait_until 15 no_ray_left || { ray_left; false; }
+  mvp_wait_until 15 "no Ray process of the job left" no_ray_left || { ray_left; false; }
 }
 
 @test "slurm: SFT as a heterogeneous job: driver on a worker, SUCCEEDED, exit 0" {
@@ -99,7 +93,7 @@ assert_placement() {
   [[ $id == sft-* ]] || { echo "$OUT"; false; }
   assert_equal "$(job_json "$id" result.json .status)" SUCCEEDED
   assert_placement "$id"
-  wait_until 15 no_ray_left || { ray_left; false; }
+  mvp_wait_until 15 "no Ray process of the job left" no_ray_left || { ray_left; false; }
 }
 
 @test "slurm: a Ray job that fails fails the Slurm job (its exit code is the job's truth); Ray ran with token auth and the job's secret came through the GCS store" {
@@ -125,7 +119,7 @@ assert_placement() {
   assert_output 600
   run grep -r -l -F slurm-secret-value "$SHARED_ROOT" "$MVP_SLURM_DIR"
   assert_output ""
-  wait_until 15 no_ray_left || { ray_left; false; }
+  mvp_wait_until 15 "no Ray process of the job left" no_ray_left || { ray_left; false; }
 }
 
 @test "70_render_sbatch --test-only: a request Slurm can never grant is one ERROR line, nothing written" {
@@ -184,8 +178,8 @@ raylet_tree() {
   # Killed once the keepers of both worker nodes (the driver's among them)
   # have had a sync of the job's worker logs: one node's first copy was not
   # always the driver node's too on a loaded machine.
-  wait_until 120 two_nodes_kept "$logs" || { echo "# no sync of both nodes' worker logs in $logs" >&2; false; }
-  wait_until 60 grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log" ||
+  mvp_wait_until 120 "both nodes' worker logs kept in $logs" two_nodes_kept "$logs"
+  mvp_wait_until 60 "the precheck marker in the kept driver log" grep -qsx "MVP_PRECHECK_MARKER=standin" "$logs/driver.live.log" ||
     { echo "# no precheck line in $logs/driver.live.log" >&2; false; }
   node=$(slurm_node_of_job "$id")
   local -a tree
@@ -214,5 +208,5 @@ raylet_tree() {
   run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" "slurm-never-$RANDOM"
   assert_failure 1
   [[ $stderr == *"no such job"* ]]
-  wait_until 15 no_ray_left || { ray_left; false; }
+  mvp_wait_until 15 "no Ray process of the job left" no_ray_left || { ray_left; false; }
 }

@@ -1,6 +1,6 @@
 """Checks what README.md and docs/**/*.md claim about the code against the
 code, and prints one line per false claim (FILE:LINE: what), nothing when all
-is true (issue 32 point 6, "docs that cannot lie"):
+is true:
 - a `--flag` written in one command with a numbered script (a code span or a
   fenced line: `41_submit_grpo_epoch1.sh --retry 1`, `51 ID --steps`), or in
   a code span right after a script's number in prose (41 `--retry 1`, 40-44's
@@ -25,7 +25,22 @@ is true (issue 32 point 6, "docs that cannot lie"):
   tier's bats files with their number of tests;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (by its path
   there: `jobs/plan.py`) and every file of scripts/lib/, and nothing that is
-  not there.
+  not there;
+- a script that passes words through (70's SCRIPT [ARGS...]) is written with
+  its flags before those words, in a page and in its --help's usage line;
+- a flag a page gives the reader is a numbered script's, not the helper's own
+  (`--check-only`) unless the helper is named;
+- a key a page names of a file (the manifest's `git_commit`) is one the code
+  writing that file writes;
+- which night is the first judged is said in docs/nightly.md alone, and is
+  the one after MVP_NIGHTLY_MIN_HISTORY good nights;
+- a make target said to run "after `make X`" depends on X; a VAR= given to a
+  target is one its recipe reads; a flag of the program behind a target,
+  named beside it, is one the recipe can pass;
+- a number stated twice agrees: a count of measured runs with the page's
+  table of runs, a bundle's MiB with docs/first-gpu-night.md's table of
+  bundles, testing.md's "N passed, none failed" with its tier table's sum;
+- nothing cites the project's own tracker ("issue N") or a workplace tool.
 Numbered script names themselves are check_docs.py's (docs_links.bats).
 Standard library only. Usage: check_claims.py REPO_DIR"""
 import re
@@ -70,14 +85,68 @@ def lines_of(page: Path):
         yield number, line, fenced
 
 
+SYNOPSIS_ENTRY = re.compile(r"^  (\S+(?: \S+)?)  ", re.M)
+
+
 def script_flags(repo: Path) -> dict:
     """NN -> (script name, the flags its --help shows)."""
+    return {nn: (name, flags) for nn, (name, flags, *_) in script_help(repo).items()}
+
+
+def script_help(repo: Path) -> dict:
+    """NN -> (script name, the flags its --help shows, its usage line, the
+    name of the words it passes through (NAME... of its spec; "" for none))."""
     out = {}
     for script in sorted((repo / "scripts").glob("[0-9][0-9]_*.sh")):
         text = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True).stdout
         synopsis = text.split("\n\n")[0]
-        out[script.name[:2]] = (script.name, set(FLAG.findall(synopsis)))
+        forms = SYNOPSIS_ENTRY.findall(synopsis)
+        rest = next((f for f in forms if not f.startswith("-") and "..." in f), "")
+        first = next((f for f in forms if not f.startswith("-")), "") if rest else ""
+        takes = {f.split()[0]: " " in f for f in forms if f.startswith("--")}
+        out[script.name[:2]] = (script.name, set(FLAG.findall(synopsis)), synopsis.splitlines()[0], first, takes)
     return out
+
+
+SCRIPT_NAME = re.compile(r"(?<![\w/.-])(?:scripts/)?(\d\d)_[A-Za-z0-9_]+\.sh(?![\w.-])")
+
+
+def check_pass_through(repo: Path, page: Path, helps: dict, problems: list) -> None:
+    """A script that passes words through (70: SCRIPT [ARGS...]) takes its own
+    flags only before its first positional word: a usage a page writes for it
+    (SCRIPT [ARGS...] [FLAGS]) or a command that gives one of its flags after
+    that word is an order that does not work."""
+    name = page.relative_to(repo)
+    for number_, line, fenced in lines_of(page):
+        for command in commands(line, fenced):
+            for usage in SCRIPT_NAME.finditer(command):
+                nn = usage.group(1)
+                if nn not in helps or not helps[nn][3]:
+                    continue
+                script, _, _, first, takes = helps[nn]
+                words, positional, i = command[usage.end():].split(), None, 0
+                while i < len(words) and positional is None:
+                    bare = words[i].strip("[]")
+                    if words[i] == "[FLAGS]" or bare.startswith("-"):
+                        i += 2 if takes.get(bare) and not words[i].endswith("]") else 1
+                    else:
+                        positional = i
+                if positional is None:
+                    continue
+                late = [w.strip("[]") for w in words[positional + 1:] if w == "[FLAGS]" or w.strip("[]") in takes]
+                if late:
+                    problems.append(f"{name}:{number_}: writes {script} with {late[0]} after {first}, "
+                                    f"where every word is {first}'s own; its flags go before {first}")
+
+
+def check_usage_lines(helps: dict, problems: list) -> None:
+    """--help's usage line of a script that passes words through puts [FLAGS] first."""
+    for script, _, usage, first, _ in helps.values():
+        if first and usage.find("[FLAGS]") > usage.find(f" {first}"):
+            problems.append(f"{script} --help: its usage line puts [FLAGS] after {first}, where every word is {first}'s own")
+
+
+COMMON_FLAGS = {"--help", "--dry-run", "--config", "--runtime", "--shared-root"}
 
 
 def commands(line: str, fenced: bool):
@@ -215,12 +284,14 @@ NOT_IN_REPO = {
 
 def check_paths(repo: Path, page: Path, problems: list) -> None:
     """A repo path a page names (scripts/..., helpers/..., config/...) exists;
-    a pattern (*, {a,b}, <name>, NN_) or `make docs/...` target is not a path."""
+    a pattern (*, {a,b}, <name>, NN_, a path that goes on in a value: runtime_…) or
+    `make docs/...` target is not a path."""
     name = page.relative_to(repo)
     for number_, line, _ in lines_of(page):
         for match in REPO_PATH.finditer(line):
             path = match.group(1).rstrip("/.")
-            if any(c in path for c in "*{}<>") or "NN_" in path or line[: match.start()].endswith("make "):
+            if any(c in path for c in "*{}<>") or "NN_" in path or line[: match.start()].endswith("make ") \
+                    or line[match.end():].startswith("…"):
                 continue
             if path not in NOT_IN_REPO and not (repo / path).exists():
                 problems.append(f"{name}:{number_}: names {path}, which is not in the repository")
@@ -246,6 +317,24 @@ def check_spec_citations(repo: Path, problems: list) -> None:
             if SEED_CITE.search(line):
                 problems.append(f"{file.relative_to(repo)}:{number_}: cites a seed specification the reader cannot find; "
                                 f"cite docs/spec.md's points")
+
+
+HISTORY_WORDS = re.compile(r"\b[Ii]ssue \d{1,3}\b|\bfarm-(?:studio|bench)\b")
+
+
+def check_history_words(repo: Path, problems: list) -> None:
+    """No page, code, test or benchmark cites the project's own tracker
+    ("issue" and a number) or a tool of the workplace: a reader can open neither.
+    Public trackers are cited by their project (verl #7401, podman #11446)."""
+    roots = ["README.md", "Makefile", "docs", "scripts", "helpers", "templates", "config", "tests", "bench"]
+    files = [f for root in roots for f in ([repo / root] if (repo / root).is_file() else (repo / root).rglob("*"))
+             if f.is_file() and f.suffix in ("", ".md", ".py", ".sh", ".bats", ".bash", ".yaml", ".txt", ".contract")]
+    for file in files:
+        for number_, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            found = HISTORY_WORDS.search(line)
+            if found:
+                problems.append(f"{file.relative_to(repo)}:{number_}: cites '{found.group(0)}', which a reader cannot "
+                                f"open; say what the code or test proves")
 
 
 def contract_names(repo: Path) -> set:
@@ -363,10 +452,279 @@ def check_architecture(repo: Path, problems: list) -> None:
             problems.append(f"docs/ARCHITECTURE.md: its {kind} table names {extra}, which is not in {kind}/")
 
 
+def paragraphs_marked(page: Path):
+    """As paragraphs, but the text keeps a NUL where a line ended, so that an
+    offset finds its line (line_of)."""
+    numbers, texts = [], []
+    for number_, line, fenced in list(lines_of(page)) + [(0, "", False)]:
+        if fenced or not line.strip() or line.lstrip().startswith("|"):
+            if texts:
+                yield numbers, "\0".join(texts)
+            numbers, texts = [], []
+            continue
+        numbers.append(number_)
+        texts.append(line.strip())
+
+
+def paragraphs_after_fence(page: Path):
+    """As paragraphs_marked, with the text of the fenced block right before
+    the paragraph ("" when prose comes before it)."""
+    numbers, texts, fence, last = [], [], [], ""
+    for number_, line, fenced in list(lines_of(page)) + [(0, "", False)]:
+        if fenced:
+            fence.append(line)
+            continue
+        if fence:
+            last, fence = "\n".join(fence), []
+        if not line.strip() or line.lstrip().startswith("|"):
+            if texts:
+                yield numbers, "\0".join(texts), last
+                last = ""
+            numbers, texts = [], []
+            continue
+        numbers.append(number_)
+        texts.append(line.strip())
+
+
+def line_of(numbers: list, text: str, offset: int) -> int:
+    return numbers[text[:offset].count("\0")]
+
+
+SENTENCE = re.compile(r"(?:[^.!?]|[.!?](?![\s\0]|$))+[.!?]?")
+
+
+def sentences(text: str):
+    """(offset, sentence) for each sentence of a paragraph's text: ends at
+    a full stop followed by a space or a line's end (3.12 and x.sbatch do not end one)."""
+    for match in SENTENCE.finditer(text):
+        yield match.start(), match.group(0)
+
+
+HELPER_FLAG = re.compile(r'add_argument\(\s*"(--[a-z][a-z0-9-]*)"')
+
+
+def helper_flags(repo: Path, flags: dict) -> dict:
+    """The helper's own flags (python -m mvp COMMAND --flag) that no numbered
+    script takes -> the helper command that has it."""
+    text = (repo / "helpers" / "mvp" / "__main__.py").read_text(encoding="utf-8")
+    scripts = set().union(*(known for _, known in flags.values())) | COMMON_FLAGS
+    out: dict = {}
+    for block in re.split(r'(?=add_parser\(")', text):
+        command = re.match(r'add_parser\("([a-z-]+)"', block)
+        for flag in HELPER_FLAG.findall(block):
+            if flag not in scripts:
+                out.setdefault(flag, command.group(1) if command else "")
+    return out
+
+
+def check_internal_flags(repo: Path, page: Path, internal: dict, problems: list) -> None:
+    """A flag a page tells a reader to use is one a numbered script takes: the
+    helper's own flags (`--check-only`) are named only beside the helper
+    (`python -m mvp`, "the helper")."""
+    name = page.relative_to(repo)
+    for numbers, text in paragraphs_marked(page):
+        flat = text.replace("\0", " ")
+        for span in CODE_SPAN.finditer(flat):
+            flag = span.group(2).split()[0]
+            command = internal.get(flag)
+            if command is None or re.search(rf"\b{re.escape(command)}\b|python3? -m mvp", flat[: span.start()]):
+                continue
+            problems.append(f"{name}:{line_of(numbers, text, span.start())}: gives {flag}, a flag of the helper's "
+                            f"{command} that no numbered script takes")
+
+
+# A file's key a page names ("the manifest's `git_commit`"), and the code that writes that file.
+FILE_KEY = re.compile(r"\b(manifest|MANIFEST\.json|fingerprint\.json|result\.json)(?:'s)? `([a-z_][a-z0-9_]*)`")
+FILE_WRITERS = {
+    "manifest": ("helpers/mvp/jobs/snapshot.py", "helpers/mvp/data/prepare.py"),
+    "MANIFEST.json": ("helpers/mvp/jobs/snapshot.py", "helpers/mvp/data/prepare.py"),
+    "fingerprint.json": ("helpers/mvp/jobs/fingerprint.py",),
+    "result.json": ("helpers/mvp/jobs/archive.py", "helpers/mvp/worker/jobdir.py"),
+}
+
+
+def check_file_keys(repo: Path, page: Path, problems: list) -> None:
+    """Every key of a file a page names is one the code that writes it writes
+    (a string literal there)."""
+    name = page.relative_to(repo)
+    for number_, line, _ in lines_of(page):
+        for file, key in FILE_KEY.findall(line):
+            writers = FILE_WRITERS[file]
+            code = "\n".join((repo / w).read_text(encoding="utf-8") for w in writers if (repo / w).is_file())
+            if not re.search(rf"""["']{key}["']""", code):
+                problems.append(f"{name}:{number_}: names the {file} key {key}, which {' or '.join(writers)} never writes")
+
+
+ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
+JUDGED_FROM = re.compile(r"\bfrom the (" + "|".join(ORDINALS) + r")(?: good)? nights? on\b|\b(?:the )?(" + "|".join(ORDINALS)
+                         + r")(?: good)? night (?:is|will be) (?:the first )?judged\b", re.I)
+JUDGED_OWNER = "docs/nightly.md"
+
+
+def check_judged_from(repo: Path, page: Path, defaults: dict, problems: list) -> None:
+    """When the check `regression` starts judging is said once, in
+    docs/nightly.md, and is the night after MVP_NIGHTLY_MIN_HISTORY good ones."""
+    name = page.relative_to(repo)
+    need = int(defaults.get("MVP_NIGHTLY_MIN_HISTORY", "3"))
+    for numbers, text in paragraphs_marked(page):
+        flat = text.replace("\0", " ")
+        if "judg" not in flat:
+            continue
+        for claim in JUDGED_FROM.finditer(text.replace("\0", " ")):
+            said = ORDINALS.index((claim.group(1) or claim.group(2)).lower()) + 1
+            where = f"{name}:{line_of(numbers, text, claim.start())}"
+            if said != need + 1:
+                problems.append(f"{where}: says the {ORDINALS[said - 1]} night is the first judged; with "
+                                f"MVP_NIGHTLY_MIN_HISTORY {need} good nights before it, it is the {ORDINALS[need]}")
+            elif str(name) != JUDGED_OWNER:
+                problems.append(f"{where}: says when nights are first judged, which {JUDGED_OWNER} says; link it instead")
+
+
+def makefile_targets(repo: Path) -> dict:
+    """make target -> (its prerequisites, transitively; the flags its recipe
+    passes; the make variables it reads)."""
+    text = (repo / "Makefile").read_text(encoding="utf-8")
+    rules: dict = {}
+    for target, prereqs, recipe in re.findall(r"^([a-z][\w/-]*):([^=\n]*)\n((?:\t.*\n?)*)", text, re.M):
+        rules[target] = (prereqs.split(), recipe)
+    out = {}
+    for target, (prereqs, recipe) in rules.items():
+        seen, todo = set(), list(prereqs)
+        while todo:
+            t = todo.pop()
+            if t not in seen:
+                seen.add(t)
+                todo += rules.get(t, ((), ""))[0]
+        out[target] = (seen, set(FLAG.findall(recipe)), set(re.findall(r"\$\(([A-Z][A-Z0-9_]*)\)", recipe)), recipe)
+    return out
+
+
+MAKE_AFTER = re.compile(r"\(?after `make ([a-z][\w-]*)`")
+MAKE_CALL = re.compile(r"`make ([a-z][\w/-]*)((?: [A-Z][A-Z0-9_]*=\S*)*)`")
+
+
+def check_make_claims(repo: Path, page: Path, targets: dict, problems: list) -> None:
+    """What a page says of a make target is what the Makefile has: a target
+    said to run "after `make X`" has X among its prerequisites; a VAR=
+    given to it is one its recipe reads; a flag of the program its recipe runs
+    named beside it (`make gpu-bundle` ... `--part-mib 20`) is one the recipe
+    passes (make cannot pass any other)."""
+    name = page.relative_to(repo)
+    for numbers, text in paragraphs_marked(page):
+        flat = text.replace("\0", " ")
+        named = [t for t in re.findall(r"`make ([a-z][\w/-]*)", flat) if t in targets]
+        named += [t for t in re.findall(r"`(test-[\w-]+)`", flat) if t in targets]
+        for after in MAKE_AFTER.finditer(flat):
+            for target in dict.fromkeys(named):
+                if target.startswith("test") and after.group(1) not in targets[target][0]:
+                    problems.append(f"{name}:{line_of(numbers, text, after.start())}: says make {target} runs after "
+                                    f"make {after.group(1)}; it runs after {', '.join(sorted(targets[target][0])) or 'nothing'}")
+        for call in MAKE_CALL.finditer(flat):
+            target = call.group(1)
+            if target not in targets:
+                continue
+            for var in re.findall(r"([A-Z][A-Z0-9_]*)=", call.group(2)):
+                if var not in targets[target][2]:
+                    problems.append(f"{name}:{line_of(numbers, text, call.start())}: gives make {target} {var}=, "
+                                    f"which its recipe does not read")
+    # A flag of the program behind a make target, in a paragraph that names
+    # the target (or right after a fence that does), is one the target
+    # passes, unless the paragraph names the program itself.
+    page_text = page.read_text(encoding="utf-8")
+    programs = {}
+    for target in dict.fromkeys(re.findall(r"\bmake ([a-z][\w/-]*)", page_text)):
+        program = re.search(r"scripts/libexec/\w+\.sh", targets[target][3]) if target in targets else None
+        spec = program and re.search(r"^mvp::flags::spec (.*)$", (repo / program.group(0)).read_text(encoding="utf-8"), re.M)
+        if spec:
+            programs[target] = (program.group(0), set(FLAG.findall(spec.group(1))))
+    for numbers, text, fence in paragraphs_after_fence(page):
+        flat = text.replace("\0", " ")
+        for target, (program, takes) in programs.items():
+            if program in flat or f"make {target}" not in flat + " " + fence:
+                continue
+            for span in CODE_SPAN.finditer(flat):
+                if SCRIPT_WORD.search(span.group(2)) and re.search(r"\d\d_\w+\.sh|^\d\d\b", span.group(2)):
+                    continue
+                for flag in FLAG.findall(span.group(2)):
+                    if flag in takes and flag not in targets[target][1]:
+                        problems.append(f"{name}:{line_of(numbers, text, span.start())}: gives {flag} for make {target}, "
+                                        f"which its recipe cannot pass (a make variable it reads, or {program} {flag})")
+
+
+COUNT_WORDS = {"once": 1, "twice": 2, "thrice": 3}
+RUN_COUNT = re.compile(r"\b(once|twice|thrice|(\d+|" + "|".join(UNITS[2:]) + r") (?:runs|times))\b", re.I)
+
+
+def measured_runs(repo: Path) -> dict:
+    """page -> the rows of its table of measured runs (the table under a
+    `| run |` header)."""
+    out = {}
+    for page in pages(repo):
+        text = page.read_text(encoding="utf-8")
+        if "\n| run |" in text:
+            body = text.split("\n| run |", 1)[1].split("\n\n", 1)[0]
+            out[page] = len([r for r in body.splitlines()[2:] if r.startswith("|")])
+    return out
+
+
+def bundle_sizes(repo: Path) -> dict:
+    """The measured bundles (docs/first-gpu-night.md's table under `| bundle |`):
+    its first cell (`HOST_HAS=...` or default) -> the MiB figures of its row."""
+    text = (repo / "docs" / "first-gpu-night.md").read_text(encoding="utf-8")
+    out: dict = {}
+    if "\n| bundle |" in text:
+        body = text.split("\n| bundle |", 1)[1].split("\n\n", 1)[0]
+        for row in body.splitlines()[2:]:
+            cells = row.split("|")
+            key = re.search(r"HOST_HAS=([\w,]+)", cells[1])
+            out[key.group(1) if key else "default"] = set(re.findall(r"(\d+\.\d) MiB", row))
+    return out
+
+
+def check_stated_twice(repo: Path, page: Path, runs: dict, sizes: dict, problems: list) -> None:
+    """A number stated twice agrees: a count of measured runs ("twice", "five
+    runs") beside "measured" is the rows of the page's table of runs; a
+    bundle's size in MiB beside its `HOST_HAS=` is one of that bundle's
+    figures in docs/first-gpu-night.md's table."""
+    name = page.relative_to(repo)
+    for numbers, text in paragraphs_marked(page):
+        for start, said in sentences(text):
+            said = said.replace("\0", " ")
+            if page in runs and "measured" in said:
+                for count in RUN_COUNT.finditer(said):
+                    word = (count.group(2) or count.group(1)).lower()
+                    n = COUNT_WORDS.get(word) or (int(word) if word.isdigit() else UNITS.index(word))
+                    if n != runs[page]:
+                        problems.append(f"{name}:{line_of(numbers, text, start + count.start())}: says "
+                                        f"{count.group(1)}; its table of measured runs has {runs[page]}")
+            for bundle in re.finditer(r"HOST_HAS=([\w,]+)", said):
+                known = sizes.get(bundle.group(1))
+                for size in re.finditer(r"(\d+\.\d) MiB", said[bundle.end():]):
+                    if known is not None and size.group(1) not in known:
+                        problems.append(f"{name}:{line_of(numbers, text, start + bundle.end() + size.start())}: "
+                                        f"says the bundle of HOST_HAS={bundle.group(1)} is {size.group(1)} MiB; "
+                                        f"docs/first-gpu-night.md's table gives {' and '.join(sorted(known))}")
+
+
+def check_passed_total(repo: Path, problems: list) -> None:
+    """A count of passed tests docs/testing.md gives is its table's sum."""
+    text = (repo / "docs" / "testing.md").read_text(encoding="utf-8")
+    total = sum(int(n) for row in re.findall(r"^\| `tests/[\w-]+/` \| (.*?) \|", text, re.M)
+                for n in re.findall(r"`[\w-]+` \((\d+)", row))
+    for number_, line, _ in lines_of(repo / "docs" / "testing.md"):
+        for said in re.findall(r"\b(\d+) passed, none failed\b", CODE_SPAN.sub("", line)):
+            if int(said) != total:
+                problems.append(f"docs/testing.md:{number_}: says {said} passed; its table counts {total} tests")
+
+
 def main() -> int:
     repo = Path(sys.argv[1]).resolve()
     problems: list = []
-    flags, names, codes = script_flags(repo), contract_names(repo), script_codes(repo)
+    helps = script_help(repo)
+    flags = {nn: (name, known) for nn, (name, known, *_) in helps.items()}
+    names, codes = contract_names(repo), script_codes(repo)
+    internal, make_targets = helper_flags(repo, flags), makefile_targets(repo)
+    run_table, sizes = measured_runs(repo), bundle_sizes(repo)
     helper, defaults = helper_commands(repo), contract_defaults(repo)
     for page in pages(repo):
         check_flags(repo, page, flags, problems)
@@ -376,12 +734,21 @@ def main() -> int:
         check_helper(repo, page, helper, problems)
         check_defaults(repo, page, defaults, problems)
         check_paths(repo, page, problems)
+        check_pass_through(repo, page, helps, problems)
+        check_internal_flags(repo, page, internal, problems)
+        check_file_keys(repo, page, problems)
+        check_judged_from(repo, page, defaults, problems)
+        check_make_claims(repo, page, make_targets, problems)
+        check_stated_twice(repo, page, run_table, sizes, problems)
+    check_passed_total(repo, problems)
+    check_usage_lines(helps, problems)
     scripts_table(repo, flags, problems)
     settings_rows(repo, problems)
     stale_allowed(repo, problems)
     check_architecture(repo, problems)
     check_tier_table(repo, problems)
     check_spec_citations(repo, problems)
+    check_history_words(repo, problems)
     print("\n".join(problems), end="\n" if problems else "")
     return 1 if problems else 0
 

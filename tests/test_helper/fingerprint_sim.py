@@ -27,9 +27,7 @@ class Dash:
 
 def snapshot(root: Path, code_id: str, commit=None) -> Path:
     path = root / "common/code/verl" / code_id
-    manifest = {"code_id": code_id, "content_sha256": f"sha-of-{code_id}", "git_commit": "0" * 40}
-    if commit:
-        manifest["commit"] = commit  # what 31 writes for a snapshot of a git revision
+    manifest = {"code_id": code_id, "content_sha256": f"sha-of-{code_id}", "git_commit": commit or "0" * 40}
     fsutil.write_json(path / "MANIFEST.json", manifest)
     return path
 

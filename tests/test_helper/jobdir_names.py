@@ -1,6 +1,6 @@
 """Prints FILE:LINE: 'NAME' for each job-directory name spelled outside the
 one object that owns them, helpers/mvp/worker/jobdir.py (FILES, JobDir), and
-nothing when there is none (issue 32 point 1). The names are read from that
+nothing when there is none. The names are read from that
 file's FILES table (by its text: the tree checked may be a copy):
 - a file name with a dot (result.json, job_spec.json, driver.log, submit.log,
   .archiving, ...) in any string of the Python code under helpers/ (an

@@ -1,6 +1,5 @@
-"""Reads the helper package's Python as farm-studio does (imports and
-definitions, nothing run) and prints one line per breach of issue 22's
-structure rules: an import circle between modules (a lazy import inside a
+"""Reads the helper package's Python as text (imports and definitions,
+nothing run) and prints one line per breach of its structure rules: an import circle between modules (a lazy import inside a
 function counts), a function longer than --max-lines, or (--dead-code REPO)
 a definition whose name appears nowhere else in the repository; with
 --layers, an import against the groups' order (each group a sub-package,

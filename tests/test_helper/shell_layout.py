@@ -1,5 +1,5 @@
 """Reads the shell library as text (nothing sourced or run) and prints one
-line per breach of issue 22's layout rules for scripts/lib:
+line per breach of the layout rules for scripts/lib:
 - a function defined in scripts/lib/X.sh is named mvp::X::... (the runtimes,
   runtime_<name>.sh, share the runtime interface's prefix mvp::rt::);
 - every mvp::... function named in the scanned files is defined in scripts/lib;

@@ -61,10 +61,26 @@ resolve() {
   assert_line "loaded=$BATS_TEST_TMPDIR/flag.env"
 }
 
-@test "config: every script logs which config file it loaded" {
-  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env
-  run "$MVP_REPO/scripts/01_up.sh" --dry-run --runtime compose
-  assert_output --partial "config: $MVP_REPO/tests/fixtures/empty.env"
+# logged_or_ended LOG PID: LOG has the config line, or PID is gone.
+logged_or_ended() { grep -qF "config: $MVP_CONFIG (runtime compose" "$1" || ! kill -0 "$2" 2>/dev/null; }
+
+@test "config: every numbered script logs which config file it loaded, but 12, 50, 51 and 52, whose stderr is their answer (MVP_QUIET_CONFIG)" {
+  export MVP_CONFIG=$MVP_REPO/tests/fixtures/empty.env SHARED_ROOT=$BATS_TEST_TMPDIR/shared MVP_STATE_DIR=$BATS_TEST_TMPDIR/state
+  mvp_use_stubs
+  local script log pid silent=()
+  for script in "$MVP_REPO"/scripts/[0-9][0-9]_*.sh; do
+    log=$BATS_TEST_TMPDIR/${script##*/}.err
+    : >"$log"
+    # timeout leads a process group of its own, stopped once the line is
+    # there: what comes after the configuration (a dry run's plan) is not this test's.
+    timeout 60 "$script" --dry-run --runtime compose </dev/null >/dev/null 2>"$log" &
+    pid=$!
+    mvp_wait_until 30 "${script##*/} logging its config or ending" logged_or_ended "$log" "$pid"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    grep -qF "config: $MVP_CONFIG (runtime compose, shared root $SHARED_ROOT)" "$log" || silent+=("${script##*/}")
+  done
+  assert_equal "${silent[*]}" "12_install_py_deps.sh 50_status.sh 51_logs.sh 52_stop.sh"
 }
 
 @test "config: an unknown runtime is one clear line and a non-zero exit" {
@@ -137,4 +153,21 @@ RAY_AUTH_TOKEN_PATH=$MVP_REPO/.mvp/shared/secrets/ray_auth_token"
   assert_failure 1
   assert_line --index 0 "$BATS_TEST_TMPDIR/root/common/code/verl"
   assert_line --index 1 "ERROR: shared-layout.txt names no directory 'nope'"
+}
+
+@test "config: config/local.env.example loads as every script loads a config file, and so does each commented setting in it once uncommented" {
+  run resolve --config "$MVP_REPO/config/local.env.example"
+  assert_success
+  assert_line "runtime=compose"
+  assert_line "loaded=$MVP_REPO/config/local.env.example"
+  # The commented settings, uncommented: each one a line the loader takes, of a declared name and type.
+  sed -E 's/^# ([A-Z_][A-Z0-9_]*=)/\1/' "$MVP_REPO/config/local.env.example" >"$BATS_TEST_TMPDIR/all.env"
+  (($(grep -cE '^[A-Z_]+=' "$BATS_TEST_TMPDIR/all.env") > $(grep -cE '^[A-Z_]+=' "$MVP_REPO/config/local.env.example")))
+  MVP_RUNTIME=ssh run resolve --config "$BATS_TEST_TMPDIR/all.env"
+  assert_success
+  assert_line "workers=10.0.0.11 10.0.0.12"
+  local name
+  while read -r name; do
+    [[ $name == NCCL_* ]] || grep -qx "$name" "$MVP_REPO/config/settings.contract" || { echo "# $name is no setting of the contract" >&2; false; }
+  done < <(grep -oE '^[A-Z_][A-Z0-9_]*' "$BATS_TEST_TMPDIR/all.env")
 }

@@ -1,6 +1,5 @@
 #!/usr/bin/env bats
-# What the docs claim about the code is checked against the code (issue 32
-# point 6): flags given to a numbered script, MVP_* names, a setting's
+# What the docs claim about the code is checked against the code: flags given to a numbered script, MVP_* names, a setting's
 # default, exit codes a page gives a script, the count of numbered scripts,
 # `python -m mvp` commands, repository paths, citations of docs/spec.md's
 # points, the tables of scripts.md, settings.md and testing.md,
@@ -95,4 +94,62 @@ templates/jobspecs/ppo.yaml:1: cites the spec's point 99; docs/spec.md has none"
   run "${CHECK[@]}" "$tree"
   assert_output ""
   assert_success
+}
+
+@test "docs claims: a planted stale claim of each kind fails (pass-through order, a helper's flag, a file key, the first judged night, a make prerequisite, a number stated twice, a flag make cannot pass)" {
+  local tree
+  tree=$(copy_tree)
+  # shellcheck disable=SC2016 # the backticks are Markdown, not a command
+  printf '%s\n' '' 'Render with `70_render_sbatch.sh SCRIPT [ARGS...] [FLAGS]`, e.g. `70_render_sbatch.sh 41 --out x.sbatch`.' \
+    'The preflight runs with `--check-only`.' \
+    "The fingerprint takes the manifest's \`commit\`." \
+    'Figures are judged from the third good night on.' \
+    '`make test-unit` runs its tier (after `make setup`).' \
+    'A smaller bundle: `make gpu-bundle HOST_HAS=numpy,pandas`, 50.9 MiB; or `make gpu-bundle` with `--part-mib 20`, or `make gpu-bundle MAXMIB=65`.' \
+    >>"$tree/docs/faults.md"
+  local n
+  n=$(wc -l <"$tree/docs/faults.md")
+  sed -i 's/every test passed) and what it needs/588 passed, none failed) and what it needs/' "$tree/docs/testing.md"
+  sed -i 's/has been measured on a GPU (five runs on H200/has been measured on a GPU (twice, on H200/' "$tree/docs/first-gpu-night.md"
+  # The usage line's generator, back to putting the flags after the words it passes through.
+  sed -i 's/^  if ((rest)); then$/  if false; then/' "$tree/scripts/lib/flags.sh"
+  local passed twice rows
+  passed=$(grep -n '588 passed' "$tree/docs/testing.md" | cut -d: -f1)
+  twice=$(grep -n 'measured on a GPU (twice' "$tree/docs/first-gpu-night.md" | cut -d: -f1)
+  rows=$(sed -n '/^| run |/,/^$/p' "$tree/docs/first-gpu-night.md" | grep -c '^| [0-9]')
+  run "${CHECK[@]}" "$tree"
+  assert_failure 1
+  assert_output "docs/faults.md:$((n - 5)): writes 70_render_sbatch.sh with FLAGS after SCRIPT, where every word is SCRIPT's own; its flags go before SCRIPT
+docs/faults.md:$((n - 5)): writes 70_render_sbatch.sh with --out after SCRIPT, where every word is SCRIPT's own; its flags go before SCRIPT
+docs/faults.md:$((n - 4)): gives --check-only, a flag of the helper's submit that no numbered script takes
+docs/faults.md:$((n - 3)): names the manifest key commit, which helpers/mvp/jobs/snapshot.py or helpers/mvp/data/prepare.py never writes
+docs/faults.md:$((n - 2)): says the third night is the first judged; with MVP_NIGHTLY_MIN_HISTORY 3 good nights before it, it is the fourth
+docs/faults.md:$((n - 1)): says make test-unit runs after make setup; it runs after setup-tests
+docs/faults.md:$n: gives make gpu-bundle MAXMIB=, which its recipe does not read
+docs/faults.md:$n: gives --part-mib for make gpu-bundle, which its recipe cannot pass (a make variable it reads, or scripts/libexec/gpu_bundle.sh --part-mib)
+docs/faults.md:$n: says the bundle of HOST_HAS=numpy,pandas is 50.9 MiB; docs/first-gpu-night.md's table gives 47.9 and 49.9 and 51.5
+docs/first-gpu-night.md:$twice: says twice; its table of measured runs has $rows
+docs/testing.md:$passed: says 588 passed; its table counts $(sed -n '/^| tier |/,/^$/p' "$tree/docs/testing.md" | grep -o '` ([0-9]*' | tr -dc '0-9\n' | paste -sd+ | bc) tests
+70_render_sbatch.sh --help: its usage line puts [FLAGS] after SCRIPT, where every word is SCRIPT's own"
+}
+
+@test "docs claims: the sentence saying which night is the first judged has one owner, docs/nightly.md" {
+  local tree
+  tree=$(copy_tree)
+  printf '%s\n' '' 'With the default, the fourth night is the first judged.' >>"$tree/docs/faults.md"
+  run "${CHECK[@]}" "$tree"
+  assert_failure 1
+  assert_output "docs/faults.md:$(wc -l <"$tree/docs/faults.md"): says when nights are first judged, which docs/nightly.md says; link it instead"
+}
+
+@test "docs claims: a tracker number or a workplace tool's name in a page, a test or a benchmark fails; a public tracker's does not" {
+  local tree word tool
+  tree=$(copy_tree)
+  word="iss""ue 22" tool="farm-""studio"
+  printf '%s\n' "# the layout $word asked for" >>"$tree/tests/unit/shell_layout.bats"
+  printf '%s\n' '' "Counted as $tool does; podman #11446 and verl #7401 are public." >>"$tree/docs/faults.md"
+  run "${CHECK[@]}" "$tree"
+  assert_failure 1
+  assert_output "docs/faults.md:$(wc -l <"$tree/docs/faults.md"): cites '$tool', which a reader cannot open; say what the code or test proves
+tests/unit/shell_layout.bats:$(wc -l <"$tree/tests/unit/shell_layout.bats"): cites '$word', which a reader cannot open; say what the code or test proves"
 }

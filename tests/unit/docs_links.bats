@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The README and docs/ point at real things (issue 22 point 5): every relative
+# The README and docs/ point at real things: every relative
 # link resolves (its #anchor to a heading), every numbered script they name
 # exists, and the README stays a front door: at most 200 lines, naming the two
 # commands of a fresh machine.

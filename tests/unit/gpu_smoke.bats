@@ -47,6 +47,30 @@ setup() {
   [[ ! -e $BATS_TEST_TMPDIR/cache ]]
 }
 
+@test "gpu bundle: no size is refused by default; --max-mib N (make's MAX_MIB=N) refuses above N naming HOST_HAS= and the leave-out list" {
+  local bundle=$MVP_REPO/scripts/libexec/gpu_bundle.sh
+  # shellcheck disable=SC2016 # $1 is the inner bash's
+  run bash -c 'source "$1"; refuse_above $((900 * 1048576)) ""' _ "$bundle"
+  assert_success
+  assert_output ""
+  # shellcheck disable=SC2016 # $1 is the inner bash's
+  run bash -c 'source "$1"; refuse_above $((64 * 1048576)) 64' _ "$bundle"
+  assert_success
+  # shellcheck disable=SC2016 # $1 is the inner bash's
+  run --separate-stderr bash -c 'source "$1"; refuse_above $((64 * 1048576 + 104858)) 64' _ "$bundle"
+  assert_failure 1
+  [[ $stderr == "ERROR: the bundle with the checkout is 64.1 MiB, more than --max-mib 64 (parts above); ways down: name what the GPU host already has (make gpu-bundle HOST_HAS=numpy,pandas,pyarrow) or leave more out in helpers/offline/leaves-out.txt" ]]
+  run --separate-stderr "$bundle" --max-mib 0 --wheel-cache "$BATS_TEST_TMPDIR/cache"
+  assert_failure 1
+  [[ $stderr == "ERROR: --part-mib and --max-mib take whole MiB, e.g. 30 and 64" ]]
+  [[ ! -e $BATS_TEST_TMPDIR/cache ]]
+  # make passes MAX_MIB on, and passes no limit without it.
+  run make -n -s -C "$MVP_REPO" gpu-bundle MAX_MIB=64 HOST_HAS=numpy
+  assert_output "scripts/libexec/gpu_bundle.sh --python 3.12 --host-has numpy --max-mib 64"
+  run make -n -s -C "$MVP_REPO" gpu-bundle
+  assert_output --regexp '^scripts/libexec/gpu_bundle.sh --python 3.12 *$'
+}
+
 @test "gpu smoke's verdict: mean s/step over verl's timing_s/step, each step, and the peak of verl's max_memory_allocated/reserved_gb" {
   cat >"$BATS_TEST_TMPDIR/steps.json" <<'JSON'
 [{"step": 1, "timing_s/step": 6.314, "actor/perf/max_memory_allocated_gb": 0.031, "actor/perf/max_memory_reserved_gb": 0.05, "critic/score/mean": 0.1},

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The job directory has one object (issue 32 point 1): helpers/mvp/worker/jobdir.py's
+# The job directory has one object: helpers/mvp/worker/jobdir.py's
 # FILES names every file and directory of <shared_root>/jobs/<id>/, JobDir
 # gives each by name and reads and writes what several modules share, and no
 # other code spells one of those names (tests/test_helper/jobdir_names.py:

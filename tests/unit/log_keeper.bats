@@ -31,15 +31,6 @@ teardown() {
   for pid in $(pgrep -f "$DRIVER" || true); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
-# wait_until SECONDS CMD...: CMD succeeds within SECONDS, or the test fails saying so.
-wait_until() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do
-    ((SECONDS < deadline)) || { echo "not within the time: $*" >&2; return 1; }
-    sleep 0.1
-  done
-}
-
 # (A function, not `bash -c`: that shell's own argv would hold the pattern.)
 no_process_runs() { ! pgrep -f "$1" >/dev/null; }
 
@@ -70,7 +61,7 @@ start_driver() {
 
 @test "log keeper: the job directory's copy grows while the driver runs, whole lines, the secret masked" {
   start_driver 0.5
-  wait_until 10 grep -q '^step:5 ' "$JD/logs/driver.live.log"
+  mvp_wait_until 10 "step 5 in the kept copy" grep -q '^step:5 ' "$JD/logs/driver.live.log"
   run cat "$JD/logs/driver.live.log"
   assert_line "keeper started: True"
   assert_line "token in use: ***"
@@ -81,16 +72,50 @@ start_driver() {
   [[ $(tail -c 1 "$JD/logs/driver.live.log" | od -An -c | tr -d ' ') == '\n' ]]
 }
 
-@test "log keeper: with a 30 s interval the first copies come 1, 2, 5 and 10 s in: the driver and its keeper SIGKILLed together (its node died) leave the driver's first lines kept" {
+# copy_times SECONDS: while the driver runs, the kept copy is watched for
+# SECONDS; prints, for each time it grew, the seconds since the first time
+# it grew (the keeper's start), rounded to tenths, one a line.
+copy_times() {
+  "$MVP_REPO/.venv/bin/python" - "$JD/logs/driver.live.log" "$1" <<'PY'
+import os, sys, time
+path, until = sys.argv[1], time.monotonic() + float(sys.argv[2])
+size, grew = 0, []
+while time.monotonic() < until:
+    now = os.stat(path).st_size if os.path.exists(path) else 0
+    if now != size:
+        size = now
+        grew.append(time.monotonic())
+    time.sleep(0.05)
+print("\n".join(f"{t - grew[0]:.1f}" for t in grew))
+PY
+}
+
+@test "log keeper: with a 30 s interval the copies come 1, 2, 5 and 10 s in, and none after until the interval" {
+  start_driver 30
+  run copy_times 14
+  # The keeper's first copy, when it starts, holds what the driver wrote by
+  # then (nothing, when the keeper came up first): then copies 1, 2, 5 and 10 s
+  # after that start, 1, 3 and 5 s apart, and none in the 3 s after the last.
+  local -a at=("${lines[@]}")
+  ((${#at[@]} != 5)) || at=("${at[@]:1}")
+  [[ ${#at[@]} == 4 ]] || { echo "# the copy grew at: ${lines[*]} s" >&2; false; }
+  local gaps=(0 1 3 5) i
+  for i in 1 2 3; do
+    awk -v a="${at[i - 1]}" -v b="${at[i]}" -v want="${gaps[i]}" 'BEGIN { exit !(b - a >= want - 0.6 && b - a <= want + 0.6) }' ||
+      { echo "# the copy grew at: ${lines[*]} s; copies $i and $((i + 1)) of the timed ones are not ${gaps[i]} s apart" >&2; false; }
+  done
+}
+
+@test "log keeper: with a 30 s interval the first copy comes 1 s in: the driver and its keeper SIGKILLed together (its node died) leave the driver's first lines kept" {
   start_driver 30
   # Step 5 is written about 1 s in: a copy of it long before the interval.
-  wait_until 8 grep -q '^step:5 ' "$JD/logs/driver.live.log"
+  mvp_wait_until 8 "step 5 in the kept copy" grep -q '^step:5 ' "$JD/logs/driver.live.log"
   # A node's death: every process of the job at once, the keeper included.
   local -a all
   mapfile -t all < <(pgrep -f "$DRIVER")
   ((${#all[@]} >= 2))
   kill -KILL "${all[@]}"
-  wait_until 5 no_process_runs "$DRIVER"
+  mvp_wait_until 5 "no driver process left" no_process_runs "$DRIVER"
   DRIVER_PID=""
   run cat "$JD/logs/driver.live.log"
   assert_line "keeper started: True"
@@ -121,7 +146,7 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
 
 @test "log keeper: after the driver, its descendants and its process group are SIGKILLed the copy holds every line it wrote once the keeper lets go of it, and the keeper ends" {
   start_driver 30
-  wait_until 10 grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
+  mvp_wait_until 10 "step 8 in the driver's log" grep -q '^step:8 ' "$BATS_TEST_TMPDIR/job-driver.log"
   # The copies of the first seconds may have come: the last is the driver's end.
   # While the driver runs, the keeper holds its copy: archiving would wait.
   run keeper_done 0.5
@@ -135,7 +160,7 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
   diff "$BATS_TEST_TMPDIR/expected.log" "$JD/logs/driver.live.log"
   # It says so: the copy is the whole log.
   [[ -f $JD/logs/.driver.live.done ]]
-  wait_until 5 no_process_runs "$DRIVER"
+  mvp_wait_until 5 "no driver process left" no_process_runs "$DRIVER"
   DRIVER_PID=""
 }
 
@@ -190,7 +215,7 @@ archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_i
 
 @test "log keeper: no keeper with MVP_LOG_SYNC_SECONDS=0 or when stdout is not a file" {
   start_driver 0
-  wait_until 10 grep -q '^step:2 ' "$BATS_TEST_TMPDIR/job-driver.log"
+  mvp_wait_until 10 "step 2 in the driver's log" grep -q '^step:2 ' "$BATS_TEST_TMPDIR/job-driver.log"
   assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/job-driver.log")" "keeper started: False"
   [[ ! -e $JD/logs/driver.live.log ]]
   kill -KILL -- "-$DRIVER_PID"; DRIVER_PID=""

@@ -39,14 +39,6 @@ teardown() {
   done
 }
 
-wait_until() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do
-    ((SECONDS < deadline)) || { echo "not within the time: $*" >&2; return 1; }
-    sleep 0.1
-  done
-}
-
 no_process() { ! kill -0 "$1" 2>/dev/null; }
 
 # writer WID JOB_FIELD MARKER: starts a worker writing its log.
@@ -61,7 +53,7 @@ driver_keeper() {
   flock -o "$JD/logs/driver.live.log" sleep 600 3>&- &
   DRIVER_KEEPER=$!
   PIDS+=("$DRIVER_KEEPER")
-  wait_until 5 test -e "$JD/logs/driver.live.log"
+  mvp_wait_until 5 "the driver's kept copy" test -e "$JD/logs/driver.live.log"
 }
 
 # node_keeper EVERY_S GRACE_S: keep_node over $LOGS for job 02000000, as NodeKeeper runs it.
@@ -94,8 +86,8 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   writer cccc ffffffff 03000000
   writer dddd 03000000 ""
   node_keeper 0.5 60
-  wait_until 10 copied "worker-aaaa-02000000-$named.out" 5
-  wait_until 10 copied "worker-bbbb-ffffffff-$marked.out" 5
+  mvp_wait_until 10 "5 lines of worker-aaaa-02000000-* copied" copied "worker-aaaa-02000000-$named.out" 5
+  mvp_wait_until 10 "5 lines of worker-bbbb-ffffffff-* copied" copied "worker-bbbb-ffffffff-$marked.out" 5
   run ls "$JD/logs/nodes/10.0.0.7"
   assert_output "$(printf '%s\n' "worker-aaaa-02000000-$named.out" "worker-bbbb-ffffffff-$marked.out")"
   # No one else reads them: neither directory level is open to others.
@@ -120,7 +112,7 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   local w2=${PIDS[-1]}
   node_keeper 30 60
   # The 30 s interval has not come round again after the first copy.
-  wait_until 10 grep -q '^step:20 ' "$LOGS/worker-bbbb-ffffffff-$w2.out"
+  mvp_wait_until 10 "step 20 in the worker's log" grep -q '^step:20 ' "$LOGS/worker-bbbb-ffffffff-$w2.out"
   kill -KILL "$DRIVER_KEEPER"  # its sleep goes on, without the lock (-o)
   # The workers still write: the keeper goes on (Ray takes time to end a job).
   sleep 1
@@ -128,7 +120,7 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   kill -KILL "$w1" "$w2"
   run keeper_done 10
   assert_output True
-  wait_until 5 no_process "$NODE_KEEPER"
+  mvp_wait_until 5 "the node keeper ended" no_process "$NODE_KEEPER"
   local f
   for f in "worker-aaaa-02000000-$w1.out" "worker-bbbb-ffffffff-$w2.out"; do
     sed 's/s3cret-value-42/***/' "$LOGS/$f" | diff - "$JD/logs/nodes/10.0.0.7/$f"
@@ -140,9 +132,9 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   writer aaaa 02000000 ""
   node_keeper 0.5 1
   local w=${PIDS[-2]}
-  wait_until 10 copied "worker-aaaa-02000000-$w.out" 2
+  mvp_wait_until 10 "2 lines of worker-aaaa-02000000-* copied" copied "worker-aaaa-02000000-$w.out" 2
   kill -KILL "$DRIVER_KEEPER"
-  wait_until 5 no_process "$NODE_KEEPER"
+  mvp_wait_until 5 "the node keeper ended" no_process "$NODE_KEEPER"
   # Its last copy was made after the grace: well past the 2nd step, and what the worker wrote.
   local copy=$JD/logs/nodes/10.0.0.7/worker-aaaa-02000000-$w.out
   copied "worker-aaaa-02000000-$w.out" 12
@@ -152,6 +144,6 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   : >"$JD/logs/.archiving"
   driver_keeper
   node_keeper 0.5 60
-  wait_until 5 no_process "$NODE_KEEPER"
+  mvp_wait_until 5 "the node keeper ended" no_process "$NODE_KEEPER"
   [[ ! -e $JD/logs/nodes ]]
 }

@@ -33,9 +33,10 @@ night() {
   echo "# Nightly regression nightly-20261125T023000Z" >"$RUN/report.md"
 }
 
-# receiver FAIL_FIRST: a webhook on 127.0.0.1 whose URL (with SECRET in its path) is in a 0600 file.
+# receiver FAIL_FIRST [WATCH]: a webhook on 127.0.0.1 whose URL (with SECRET in its path) is in a 0600 file;
+# with WATCH, each POST records the command lines holding WATCH while it is open.
 receiver() {
-  python3 "$MVP_REPO/tests/test_helper/webhook_receiver.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/posts" "$1" &
+  RECEIVER_WATCH=${2:-} python3 "$MVP_REPO/tests/test_helper/webhook_receiver.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/posts" "$1" &
   RECEIVER_PID=$!
   mvp_wait_until 10 "the webhook receiver listening" test -s "$BATS_TEST_TMPDIR/port"
   (umask 077 && echo "http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")/hooks/$SECRET" >"$BATS_TEST_TMPDIR/url")
@@ -85,9 +86,15 @@ notify() {
   [[ $stderr == "WARNING: webhook notification failed after 2 tries: [Errno 111] Connection refused" ]]
   run grep -rl "$SECRET" "$RUN"
   assert_output ""
-  # The helper is started with the file's name, never the URL.
-  run grep -c "$SECRET" "$MVP_REPO/scripts/60_nightly_regression.sh" "$MVP_REPO/scripts/lib/helper.sh"
-  [[ $output != *":1"* ]]
+  # While the POST is open, no process of this machine (the helper, anything
+  # it started) has the URL's secret on its command line: the helper is given
+  # the file's name, never the URL.
+  rm "$RUN/notified.json"
+  receiver 0 "$SECRET"
+  notify --run-dir regressions/nightly-20261125T023000Z
+  assert_success
+  run jq -c '[.path == "/hooks/'"$SECRET"'", .argv_with_watch]' "$BATS_TEST_TMPDIR/posts"
+  assert_output '[true,[]]'
 }
 
 @test "notify: mail goes through MVP_NIGHTLY_SENDMAIL -t -oi: To the addresses, Subject the night's verdict line, report.md as the body" {

@@ -41,9 +41,12 @@ job_log() {
   assert_output "none"
   run progress_of "$BATS_TEST_TMPDIR/nowhere"
   assert_output "none"
-  # 70 KB of log: the first step line falls outside the 64 KB tail, the second inside.
-  { printf 'step:1 - train/loss:9.0\n'; head -c 70000 /dev/zero | tr '\0' 'x'; printf '\nstep:2 - train/loss:8.0\n'; } \
-    >"$BATS_TEST_TMPDIR/job/logs/driver.live.log"
+  # 70 KB of log: the first step line (with a step time) falls outside the
+  # 64 KB tail, the second inside; the tail's first line is cut, and what is
+  # left of it is a progress bar. Read whole, the step time and the bar's
+  # total would show (step 2/30, 9 s/step); with the cut line kept, the total.
+  { printf 'step:1 - train/loss:9.0 - timing_s/step:9.0\n'; head -c 70000 /dev/zero | tr '\0' 'x'
+    printf '| 3/30 [00:01<00:02\nstep:2 - train/loss:8.0\n'; } >"$BATS_TEST_TMPDIR/job/logs/driver.live.log"
   run progress_of "$BATS_TEST_TMPDIR/job"
   assert_output "step 2, loss 8"
 }

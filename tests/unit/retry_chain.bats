@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Retry chains (issue 21 point 3): the JobSpec's `retries`, the chain shown
+# Retry chains: the JobSpec's `retries`, the chain shown
 # as one row (50_status, the nightly's report and index), and the check
 # `resumed` (a resumption's first step and data position), on job
 # directories laid out as the runbook lays them (config/job_spec.json,

@@ -78,3 +78,9 @@ setup() {
   run grep -E '^(torch|verl)==' "$lock"
   assert_output ""
 }
+
+@test "tests: one polling helper, mvp_wait_until (common.bash); no test file defines a wait_until of its own" {
+  cd "$MVP_REPO"
+  run grep -rnE '^[[:space:]]*(function[[:space:]]+)?[a-z_]*wait_until[[:space:]]*\(\)' tests --include='*.bats' --include='*.bash'
+  assert_output "tests/test_helper/common.bash:$(grep -n '^mvp_wait_until()' tests/test_helper/common.bash | cut -d: -f1):mvp_wait_until() {"
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Set-up on a user's machine (issue 30): the trainer lock covers every
+# Set-up on a user's machine: the trainer lock covers every
 # platform it claims, torch comes from the first place that has a CPU build
 # (else the default build with one warning, never a failure, but for CI's
 # rule), the demo's packages are checked and never installed, and every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The shell library keeps the layout issue 22 asked for: one sourced file per
+# The shell library keeps its layout: one sourced file per
 # concern in scripts/lib, each function named after its file (mvp::ray:: in
 # ray.sh; the runtimes share mvp::rt::), every mvp:: function a script, test
 # or benchmark calls defined there, no executable beside the sourced files,

@@ -3,8 +3,8 @@
 <job dir>/fingerprint.json is written when the job is archived (jobdir), from
 what the job directory already holds, with one HTTP call (the head's Ray
 version, a few ms) and no Ray CLI call:
-- the code snapshot: its id, its git commit (the manifest's `commit`, else
-  `git_commit`) and the sha256 over its files (`content_sha256`);
+- the code snapshot: its id, its git commit (the manifest's `git_commit`)
+  and the sha256 over its files (`content_sha256`);
 - the versions the driver's Python ran with and its package list
   (logs/env/driver.json, runenv.py), each node's Ray version as that node's
   own Python reports it (logs/env/node-<ip>.json, written by its log keeper;
@@ -46,7 +46,7 @@ def submitted(settings) -> str:
 def snapshot(code_path: str, code_id: Optional[str]) -> dict:
     manifest = fsutil.read_json(Path(code_path) / "MANIFEST.json", {}) if code_path else {}
     manifest = manifest or {}
-    return {"id": code_id, "commit": manifest.get("commit") or manifest.get("git_commit"),
+    return {"id": code_id, "commit": manifest.get("git_commit"),
             "files_sha256": manifest.get("content_sha256")}
 
 

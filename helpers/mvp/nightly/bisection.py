@@ -157,8 +157,8 @@ def verdict(probe: dict, references: list, settings) -> dict:
     checks of the job, and each figure against the GOOD probes' (none: checks
     only) as history.judge_figure judges a night against its good nights,
     with the tolerance widened to NOISE_FACTOR times the GOOD probes' spread.
-    The one place a probe is decided: point it at the band verdict (issue 34
-    point 3) when that lands."""
+    The one place a probe is decided: point it at the per-step band verdict
+    (bands.judge_runs) when the nightly's judge uses it."""
     failed = [f"{c['name']}: {c['evidence']}" for c in probe["checks"] if c["passed"] is False]
     figures = figure_verdicts(probe, references, settings) if references and probe.get("status") == "SUCCEEDED" else []
     regressed = [v["evidence"] for v in figures if v["regressed"]]
