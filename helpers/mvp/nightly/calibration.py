@@ -35,6 +35,7 @@ from typing import Optional
 
 from ..core import metrics
 from ..core.settings import Settings, fields, read_contract
+from ..worker import fsutil
 from ..worker.errors import MvpError
 from . import bands, bisection, history
 
@@ -112,19 +113,26 @@ def nights_of(records: list) -> tuple:
     return same, planted
 
 
-def judge_night(tonight: dict, refs: list, settings) -> dict:
+def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = None) -> dict:
     """{job: regressed True/False/None} of tonight's jobs against the good
-    nights `refs` (each {job: judged job}), as history.check judges them."""
+    nights `refs` (each {job: judged job}), as history.check judges them;
+    `blamed` counts "job: figure" of each figure that regressed."""
     past = [{"run_id": f"r{i:03d}", "jobs": {name: as_entry(job) for name, job in ref.items()}}
             for i, ref in enumerate(refs)]
     out = {}
     for name, job in tonight.items():
-        passed = history.check(job, past, "tonight", settings)["passed"]
-        out[name] = None if passed is None else not passed
+        check = history.check(job, past, "tonight", settings)
+        out[name] = None if check["passed"] is None else not check["passed"]
+        if blamed is not None:
+            for fig in check["figures"] + check["bands"]:
+                if fig.get("regressed"):
+                    key = f"{name}: {fig['figure']}{' band' if 'key' in fig else ''}"
+                    blamed[key] = blamed.get(key, 0) + 1
     return out
 
 
-def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None) -> list:
+def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None,
+                 blamed: Optional[dict] = None) -> list:
     """One 0/1 per pseudo-night: tonight each recorded night in turn (or
     those of `ids`, a resample), `size` other nights at random as history."""
     ids = ids or sorted(same)
@@ -134,7 +142,7 @@ def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int
         if len(others) < size:
             continue
         for _ in range(draws):
-            verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings)
+            verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings, blamed)
             out.append(1 if any(v for v in verdicts.values()) else 0)
     return out
 
@@ -153,16 +161,19 @@ def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: in
     return rates[min(len(rates) - 1, int(0.975 * len(rates)))] if rates else float("nan")
 
 
-def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int) -> dict:
+def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int,
+               blamed: Optional[dict] = None) -> dict:
     """kind -> [the fraction of `draws` histories against which the planted
-    job's check `regression` failed, one per planted run]."""
+    job's check `regression` failed, one per planted run]; `blamed`: kind ->
+    {"job: figure": times it regressed}."""
     out: dict = {}
     names = sorted(same)
     for rec in planted:
         hits = 0
         for _ in range(draws):
             refs = [same[n] for n in rng.sample(names, min(size, len(names)))]
-            hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings)[rec["job"]] else 0
+            by = (blamed if blamed is not None else {}).setdefault(rec["planted"], {})
+            hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings, by)[rec["job"]] else 0
         out.setdefault(rec["planted"], []).append(hits / draws)
     return out
 
@@ -294,7 +305,8 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     if len(same) <= size:
         raise MvpError(f"the corpus has {len(same)} same-code nights; the replay needs more than MVP_NIGHTLY_HISTORY="
                        f"{size}; record more (bench/detector/record.sh)")
-    alarms = false_alarms(same, settings, rng, draws, size)
+    blamed: dict = {}
+    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed)
     rate = mean(alarms)
     warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h)), 2)
             for h in range(settings.nightly_min_history, size)}
@@ -302,7 +314,8 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     # exact binomial bound for as many independent nights as were recorded
     # (pseudo-nights share runs: 0 alarms in 10 recorded nights is not 0 in 200).
     high = max(bootstrap_high(same, settings, rng, boot, size), binomial_high(round(rate * len(same)), len(same)))
-    found = detections(planted, same, settings, rng, draws, size)
+    shown: dict = {}
+    found = detections(planted, same, settings, rng, draws, size, shown)
     corpus = corpus_of(records, same)
     same_records = [r for r in records if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
@@ -310,12 +323,15 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "false_alarms_per_100_nights": round(100 * rate, 2),
         "false_alarms_per_100_nights_ci95_high": round(100 * high, 2),
         "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
-        "pseudo_nights": len(alarms),
+        "pseudo_nights": len(alarms), "draws": draws,
+        # Which figure of which job each false alarm came from (times, over the pseudo-nights).
+        "false_alarms_by_figure": dict(sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))),
         "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size),
         "warm_up_per_100_nights": warm,
         # The interval counts planted runs, not draws: the draws of one run share it.
         "detected": {k: {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3),
-                         "runs": len(v), "job": ",".join(sorted(corpus["runs"].get(k, {})))}
+                         "runs": len(v), "job": ",".join(sorted(corpus["runs"].get(k, {}))),
+                         "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
                      for k, v in sorted(found.items())},
         "bisection": bisections(planted, same_records, settings, rng, max(1, draws // 4)),
     }
@@ -374,15 +390,19 @@ def markdown(out: dict) -> str:
     same_probe = out["bisection"].get("same-code")
     if same_probe:
         lines.append(f"| a bisection's probe of unchanged code judged BAD | {same_probe['bad']:g} | 0 |")
+    lines += ["", "Where the false alarms came from (figure: times it regressed in the pseudo-nights): "
+              + (", ".join(f"{k} {n}" for k, n in out["false_alarms_by_figure"].items()) or "none") + "."]
+    lines += [f"What showed {kind}: " + (", ".join(f"{k} {n}" for k, n in d["shown_by"].items()) or "nothing")
+              + f" (of {d['runs']} runs x {out.get('draws', 0)} histories)." for kind, d in out["detected"].items()]
     return "\n".join(lines)
 
 
-def docs_block(text: str, out: dict) -> str:
+def docs_block(text: str, out: dict, where: Path = DOC) -> str:
     """text (docs/nightly.md) with its measured block replaced by markdown(out)."""
     head, found, rest = text.partition(BEGIN)
     _, found_end, tail = rest.partition(END)
     if not (found and found_end):
-        raise MvpError(f"{DOC} has no measured block ({BEGIN} ... {END}); put the two lines back")
+        raise MvpError(f"{where} has no measured block ({BEGIN} ... {END}); put the two lines back")
     return f"{head}{BEGIN}\n{markdown(out)}\n{END}{tail}"
 
 
@@ -410,10 +430,13 @@ def main(args, _settings) -> int:
     print()
     for key, value in key_values(out):
         print(f"{key}={value}")
+    # The page first: a page without its block writes neither file.
+    page = Path(args.docs) if args.docs else None
+    text = docs_block(page.read_text(encoding="utf-8"), out, page) if page else ""
     if args.write:
-        Path(args.write).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if args.docs:
-        Path(args.docs).write_text(docs_block(Path(args.docs).read_text(encoding="utf-8"), out), encoding="utf-8")
+        fsutil.write_text(Path(args.write), json.dumps(out, indent=1, sort_keys=True) + "\n", 0o644)
+    if page:
+        fsutil.write_text(page, text, 0o644)
     return 0
 
 
