@@ -201,9 +201,11 @@ def bisections(planted: list, same_records: list, settings, rng: random.Random, 
             goods = rng.sample(pool, bisection.GOOD_RUNS)
             bad = probe_bad(rec, goods, settings)
             entry["bad"].append(1 if bad else 0)
-            if bad and rec.get("planted"):
-                entry["steps"].append(next(n for n in range(1, len(rec["rows"]) + 1)
-                                           if probe_bad(rec, goods, settings, n)))
+            # The first leading steps already BAD (none: only the whole run's summary was).
+            first = next((n for n in range(1, len(rec["rows"]) + 1) if probe_bad(rec, goods, settings, n)), None) \
+                if bad and rec.get("planted") else None
+            if first is not None:
+                entry["steps"].append(first)
     return {k: {"bad": round(mean(v["bad"]), 3), "probes": len(v["bad"]),
                 "steps": median(v["steps"]) if v["steps"] else None} for k, v in out.items()}
 
