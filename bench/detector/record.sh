@@ -10,7 +10,7 @@
 # Every job of every night becomes one record (bench/detector/harvest.py),
 # appended to a new file tests/fixtures/detector/corpus/<start>-<host>.jsonl
 # (gzipped at the end): a re-run adds a file and never rewrites an old one. Jobs go through the
-# runbook's own path (60 -> 43 -> ray job submit); the load average is
+# runbook's own path (60 -> 41, 42, 43 -> ray job submit); the load average is
 # sampled every 5 s beside them.
 #
 # Usage: bench/detector/record.sh [--rounds N] [--kinds K,K...] [--source SOURCE]
