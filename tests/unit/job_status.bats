@@ -101,3 +101,18 @@ GET /api/jobs/runs"
   assert_output "Status for job 'inflight': SUBMITTED?
 Status message: the cluster does not answer; last known from its submission log"
 }
+
+@test "51_logs ID of a running job: a dashboard that answers HTTP 500 for its log twice (the driver node's agent late) shows it on the third try; one that keeps failing is one ERROR line, exit 1" {
+  ray_job runs RUNNING ""
+  printf 'step:1 - loss:1.0\n' >"$FAKE/jobs/runs.log"
+  echo 2 >"$FAKE/jobs/runs.log.fails"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" runs
+  assert_success
+  assert_output "step:1 - loss:1.0"
+  [[ $(grep -c '^GET /api/jobs/runs/logs$' "$FAKE/requests.log") == 3 ]]
+  echo 3 >"$FAKE/jobs/runs.log.fails"
+  run --separate-stderr "$MVP_REPO/scripts/51_logs.sh" runs
+  assert_failure 1
+  assert_output ""
+  [[ $(wc -l <<<"$stderr") == 1 && $stderr == "ERROR: the Ray dashboard at "*" does not answer /api/jobs/runs/logs (HTTP 500)"* ]]
+}

@@ -13,6 +13,10 @@ from ..worker.jobdir import JobDir
 from ..worker.redact import Redactor
 
 FOLLOW_POLL_S = 1.0
+# The dashboard serves a running job's log by asking the job agent on the
+# driver's node; on a loaded host that call can miss its time and answer
+# HTTP 500 while the job runs on: asked again before giving up.
+LOG_TRIES, LOG_PAUSE_S = 3, 2.0
 
 
 def wait_main(args, settings) -> int:
@@ -91,23 +95,35 @@ def logs_main(args, settings) -> int:
         return _show_archived(jd, sid, listed, args, down)
     redactor = Redactor.for_job(job)
     if args.steps and not args.follow:
-        _show(redactor.text(dash.job_logs(sid)), args)
+        _show(redactor.text(_served_log(dash, sid)), args)
         archive.finalize_if_ended(jd, dash, sid, job, settings)
         return 0
     emit = _step_rows if args.steps else _log_text
     shown = 0
     while True:
-        shown = emit(redactor.text(dash.job_logs(sid)), shown)
+        shown = emit(redactor.text(_served_log(dash, sid)), shown)
         if not args.follow or job["status"] in TERMINAL:
             break
         time.sleep(FOLLOW_POLL_S)
         job = job_wait.now(dash, sid)
     if args.follow:
         # One more read: lines printed between the last read and the end.
-        emit(redactor.text(dash.job_logs(sid)), shown)
+        emit(redactor.text(_served_log(dash, sid)), shown)
         log.info(f"job {sid} ended {job['status']}")
     archive.finalize_if_ended(jd, dash, sid, job, settings)
     return 0
+
+
+def _served_log(dash: Dashboard, sid: str) -> str:
+    """The job's log as the dashboard serves it, asked up to LOG_TRIES times."""
+    for attempt in range(LOG_TRIES):
+        try:
+            return dash.job_logs(sid)
+        except MvpError:
+            if attempt + 1 == LOG_TRIES:
+                raise
+            time.sleep(LOG_PAUSE_S)
+    return ""
 
 
 def _ray_serves_log(dash: Dashboard, sid: str, jd: Path) -> bool:
