@@ -117,19 +117,20 @@ nightly() {
 
 @test "a run while another holds the lock exits 75 and changes nothing" {
   # Another night, as far as the lock can tell.
+  settled_tree "$SHARED_ROOT" >/dev/null
   python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
 open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST_TMPDIR/held" &
   local holder=$!
   mvp_wait_until 10 "the other night holding the lock" test -e "$BATS_TEST_TMPDIR/held"
   local before
-  before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
+  before=$(tree_of "$SHARED_ROOT")
   nightly
   kill "$holder"
   assert_failure 75
   [[ $(grep -v ' config: ' <<<"$stderr") == "ERROR: another nightly run holds $REG/.nightly.lock; not starting (exit 75)" ]]
   assert_output ""
-  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
+  unchanged_since "$before" "$SHARED_ROOT"
 }
 
 @test "the HTML pages open in headless Chromium; a screenshot shows the table and the charts" {
@@ -260,16 +261,37 @@ PY
   sed 's|</svg>|</svg>\n|g' "$REG/index.html" | grep 'data-job="sft" data-metric="step_s"' | grep -q 'class="pt regressed"'
 }
 
+# tree_of DIR: every path under DIR with its modification time, sorted.
+tree_of() { find "$1" -printf '%p %T@\n' | sort; }
+
+# settled_tree DIR: DIR's tree once two looks 3 s apart agree (at most 90 s):
+# the nights before may leave a node's log keeper its last copy to make
+# (it goes on while the job's Ray workers on its node live, up to 60 s).
+settled_tree() {
+  local a b t0=$SECONDS
+  a=$(tree_of "$1")
+  while sleep 3; b=$(tree_of "$1"); [[ $a != "$b" ]]; do
+    ((SECONDS - t0 < 90)) || { echo "# $1 still changes after 90 s:" >&3; diff <(echo "$a") <(echo "$b") >&3; return 1; }
+    a=$b
+  done
+  echo "$b"
+}
+
+# unchanged_since TREE DIR: DIR's tree is TREE; else the difference, shown.
+unchanged_since() {
+  diff <(echo "$1") <(tree_of "$2") >&3 || fail "the run changed $2 (above: < before, > after)"
+}
+
 @test "--dry-run prints the plan and touches nothing; a bad --only is one clear line" {
   local before
-  before=$(find "$SHARED_ROOT" -printf '%p %T@\n' | sort)
+  before=$(settled_tree "$SHARED_ROOT")
   MVP_NIGHTLY_OVERRIDES="sft:+mvp_standin.fail_at_step=3 grpo:trainer.total_epochs=2" \
     run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run --only ppo,sft
   assert_success
   assert_line "  then ppo1: scripts/40_submit_ppo_epoch1.sh --wait (at most ${MVP_JOB_TIMEOUT}s from its submission)"
   assert_line "  then sft: scripts/42_submit_sft_minimal.sh --wait --override +mvp_standin.fail_at_step=3 (at most ${MVP_JOB_TIMEOUT}s from its submission)"
   refute_output --partial "then grpo"
-  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
+  unchanged_since "$before" "$SHARED_ROOT"
   run "$MVP_REPO/scripts/60_nightly_regression.sh" --only dpo
   assert_failure
   assert_output --partial "ERROR: --only: 'dpo' is not a nightly job"
@@ -277,5 +299,5 @@ PY
   assert_failure
   [[ $(grep -c ERROR <<<"$stderr") == 1 ]]
   assert_equal "$(tail -n 1 <<<"$stderr")" "ERROR: MVP_NIGHTLY_OVERRIDES: 'dpo:trainer.total_epochs=2' is not JOB:KEY=VALUE with JOB one of ppo1, ppo2, grpo, sft"
-  [[ $(find "$SHARED_ROOT" -printf '%p %T@\n' | sort) == "$before" ]]
+  unchanged_since "$before" "$SHARED_ROOT"
 }
