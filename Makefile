@@ -50,6 +50,7 @@ setup-tests:
 	  { $(SETUP_STEPS); }; rc=$$?; wait $$apt || rc=1; exit $$rc
 	@source scripts/lib/common.sh && mvp::retry::download "pip install -r tests/requirements.txt" \
 	  .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	@tests/fixtures/real_verl.sh --release 0.9.0
 
 test: setup-tests
 	tests/run
