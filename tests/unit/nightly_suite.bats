@@ -243,3 +243,18 @@ sys.exit(main(["nightly-suite"]))' "$MVP_REPO"
   assert_equal "$output" ""
   assert_equal "$stderr" "ERROR: $MVP_REPO/.venv/bin/python has no PyYAML, which reading the nightly's suite file needs; install it for this host's python3 (apt-get install python3-yaml, or pip install pyyaml)"
 }
+
+@test "--only: a job's own name picks that job alone, a name that is no job's picks the jobs it is followed by a number in (grpo beside grpo2: grpo alone; ppo: ppo1, ppo2)" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+from pathlib import Path
+from types import SimpleNamespace as S
+from mvp.nightly import suite
+jobs = [S(name=n) for n in ("grpo", "grpo2", "ppo1", "ppo2")]
+for only in ("grpo", "grpo2", "ppo", "ppo2,grpo"):
+    print(only, [j.name for j in suite.select(jobs, only, Path("suite.yaml"))])'
+  assert_success
+  assert_output "grpo ['grpo']
+grpo2 ['grpo2']
+ppo ['ppo1', 'ppo2']
+ppo2,grpo ['ppo2', 'grpo']"
+}

@@ -201,7 +201,7 @@ def select(jobs: list, only: str, where: Path, skipped: list = ()) -> list:
     names = [j.name for j in jobs]
     wanted = []
     for word in filter(None, only.split(",")):
-        group = [n for n in names if n == word or (word and re.fullmatch(re.escape(word) + r"[0-9]+", n))]
+        group = [word] if word in names else [n for n in names if re.fullmatch(re.escape(word) + r"[0-9]+", n)]
         if not group:
             other = next((j for j in skipped if j.name == word), None)
             if other:
