@@ -19,7 +19,13 @@
 # first_bad=<full sha> last; the commit's subject on stderr. The directory
 # <SHARED_ROOT>/regressions/bisect-<time>/ holds report.md, report.html and
 # bisect.json; the jobs' logs go to its bisect.log.
-# Exit: 0 found; 1 GOOD is not good or BAD is not bad (the ERROR line says
+# A commit the runbook cannot test is skipped, as `git bisect skip`, never
+# bad: no snapshot of it, a verl the CPU layer cannot serve (the preflight's
+# refusal, or the layer's MVP_CPU_LAYER_FAILED line in the driver log), a
+# job the cluster did not admit (exit 75) or lost (LOST); the next probe is
+# the commit nearest the middle that is not skipped. A crash of verl is bad.
+# Exit: 0 found; 1 GOOD is not good or BAD is not bad, or skipped commits
+# hide the first bad one ("first bad is one of A..B"; the ERROR line says
 # which); 2 bad input (not a git checkout, an unknown rev, GOOD not an
 # ancestor of BAD). --dry-run lists the commits it would probe and submits
 # nothing. Safe to re-run: each run is a new bisection; snapshots dedup.
@@ -38,8 +44,9 @@ mvp::flags::spec "--repo DIR  the git checkout of verl (your fork) the commits a
 # probe DIR: snapshots and runs the commit `bisect next` named (in STEP),
 # then has the helper judge it; prints its probe_N line.
 probe() {
-  local dir=$1 commit=${STEP[commit]} code="" sid="" out
-  local -A answer=()
+  local dir=$1 commit=${STEP[commit]} code="" sid="" out why
+  local -A answer=() no_job=()
+  why=$(mktemp)
   mvp::log::step "probe of ${commit:0:12} (${STEP[role]})"
   # CODE_ID empty: each commit its own snapshot, git-<sha> (not one a caller or the config named; 60 exports its own).
   if out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID= "$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain \
@@ -47,11 +54,15 @@ probe() {
     code=${answer[code_id]:-}
   fi
   if [[ -n $code ]]; then
-    sid=$(mvp::submit::probe STEP "$code" "$dir/bisect.log")
+    sid=$(mvp::submit::probe STEP "$code" "$dir/bisect.log" "$why")
   else
     mvp::log::warn "no snapshot of $commit (see $dir/bisect.log)"
   fi
-  mvp::helper::run bisect record --dir "$dir" --commit "$commit" --code-id "$code" --submission-id "$sid"
+  # No job: why not (the submit's exit code and ERROR line), for the probe's skip or BAD.
+  [[ ! -s $why ]] || mvp::kv::read no_job <"$why" || mvp::log::die "the probe's answer: $MVP_KV_ERROR"
+  rm -f "$why"
+  mvp::helper::run bisect record --dir "$dir" --commit "$commit" --code-id "$code" --submission-id "$sid" \
+    --submit-rc "${no_job[submit_rc]:-}" --submit-error "${no_job[submit_error]:-}"
 }
 
 main() {

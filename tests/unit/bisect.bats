@@ -374,3 +374,111 @@ print(bisect.plan_next(bisect.load(d)))' "$REPO" "$dir"
   [[ $(wc -l <<<"$stderr") == 1 ]]
   grep -qE "^ERROR: GOOD [0-9a-f]{40}'s probe of job learn carries no signal \(no signal: the score is flat \(score 1 at step 1, 1 to 1 over 10 steps; it moved at most 0.02\).*\): it cannot tell a good commit from a bad one here; .*nothing bisected" <<<"$stderr"
 }
+
+@test "bisect skip: a skipped commit is never probed again and the nearest other one goes instead; the first bad is found around skips that do not hide it, else the search ends with the skipped ones and the first bad as candidates" {
+  run py '
+from mvp.nightly import bisection as bisect
+def search(n, culprit, skipped):
+    outcomes, seen, probes = [], set(), 0
+    while (step := bisect.search_step(n, outcomes, frozenset(seen & skipped)))[0] is not None:
+        index = step[0]
+        assert index not in seen, (n, culprit, skipped, index)
+        seen.add(index)
+        probes += 1
+        if index not in skipped:
+            outcomes.append((index, index >= culprit))
+    lo = bisect.bounds(n, outcomes)[0]
+    return step[1], [i for i in range(lo + 1, step[1]) if i in skipped], probes
+# 8 commits after GOOD, the culprit at 5; 3 (the first middle) skipped: 4 instead, then 5.
+print(search(8, 5, {3}))
+# The commit just before the culprit skipped: the first bad is 4 or 5.
+print(search(8, 5, {4}))
+# Everywhere: a skip costs at most one probe more, and hides the culprit only when it is the culprit
+# (then the candidates are it and the next, known bad) or sits right before it (it and the culprit).
+for n in range(2, 12):
+    for culprit in range(n):
+        for skip in range(n - 1):
+            first, hidden, probes = search(n, culprit, {skip})
+            assert first == (culprit + 1 if skip == culprit else culprit), (n, culprit, skip, first)
+            assert hidden == ([skip] if skip in (culprit - 1, culprit) else []), (n, culprit, skip, hidden)
+            assert probes <= bisect.most_probes(n) - bisect.GOOD_RUNS - 1 + 1, (n, culprit, skip, probes)
+print("ok")'
+  assert_success
+  assert_line --index 0 "(5, [], 3)"
+  assert_line --index 1 "(5, [4], 3)"
+  assert_line --index 2 ok
+}
+
+@test "bisect skip: untestable is a skip for no snapshot, the preflight's CPU-layer refusal, a job the cluster did not admit (exit 75) or lost, and a failed job whose driver log holds the CPU layer's marker; a crash in verl and any other refusal are no skip (BAD)" {
+  local jobs=$SHARED_ROOT/jobs
+  mkdir -p "$jobs/layer/logs" "$jobs/crash/logs"
+  printf 'start\n(TaskRunner pid=7) MVP_CPU_LAYER_FAILED: the runbook'"'"'s CPU layer cannot serve this verl: cannot import name X\n' \
+    >"$jobs/layer/logs/driver.log"
+  printf 'Traceback\nZeroDivisionError: division by zero\n' >"$jobs/crash/logs/driver.log"
+  run py '
+from types import SimpleNamespace as S
+from mvp.core.settings import load
+from mvp.nightly import bisection as bisect
+settings = load()
+a = lambda code="c", sid="", rc="", err="": S(code_id=code, submission_id=sid, submit_rc=rc, submit_error=err)
+cases = [
+    (a(code=""), {}),
+    (a(rc="1", err="ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot git-1: it imports X"), {}),
+    (a(rc="75", err="ERROR: the job needs 8 GPUs but 0 of 8 are free"), {}),
+    (a(sid="lost"), {"status": "LOST"}),
+    (a(sid="layer"), {"status": "FAILED"}),
+    (a(sid="crash"), {"status": "FAILED"}),
+    (a(rc="1", err="ERROR: trainer.bogus: verl has no such key"), {}),
+    (a(sid="layer"), {"status": "SUCCEEDED"}),
+]
+for args, judged in cases:
+    print(bisect.untestable(args, judged, settings) or "-")'
+  assert_success
+  assert_line --index 0 "no snapshot of its commit (31 --git-repo failed; see bisect.log)"
+  assert_line --index 1 "the runbook's CPU layer cannot serve its verl: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot git-1: it imports X"
+  assert_line --index 2 "the cluster did not admit its job (exit 75): the job needs 8 GPUs but 0 of 8 are free"
+  assert_line --index 3 "its job was lost to the cluster (LOST: its driver's node or the head went away)"
+  assert_line --index 4 "its job died in the runbook's CPU layer, not in verl: (TaskRunner pid=7) MVP_CPU_LAYER_FAILED: the runbook's CPU layer cannot serve this verl: cannot import name X"
+  assert_line --index 5 -
+  assert_line --index 6 -
+  assert_line --index 7 -
+}
+
+@test "bisect skip: skipped commits that hide the first bad one: finish exits 1 with 'first bad is one of A..B' naming each skipped commit and why; the report marks them skip; a skipped GOOD could not be tested" {
+  commits 3
+  local dir=$SHARED_ROOT/regressions/bisect-x
+  run py '
+import sys
+from pathlib import Path
+from mvp.nightly import bisection as bisect
+repo, d = Path(sys.argv[1]), Path(sys.argv[2])
+good, bad = bisect.commit_of(repo, "HEAD~3", "--good"), bisect.commit_of(repo, "HEAD", "--bad")
+path = bisect.commit_path(repo, good, bad)
+def p(role, is_bad, index=-1, skip=""):
+    commit = path[index] if index >= 0 else good
+    return {"role": role, "index": index, "commit": commit, "subject": "s", "code_id": "c", "submission_id": "j",
+            "verdict": {"bad": is_bad, "reasons": [f"skipped: {skip}" if skip else "r"], **({"skip": skip} if skip else {})}}
+base = {"id": "bisect-x", "repo": str(repo), "good": good, "bad": bad, "path": path,
+        "job": {"name": "grpo", "steps": 2}, "probes": []}
+d.mkdir(parents=True)
+for name, probes in (("hidden", [p("good", False), p("good", False), p("bad", True, 2), p("probe", False, 1, "no snapshot"),
+                                 p("probe", False, 0)]),
+                     ("goodskip", [p("good", False, -1, "its job was lost")])):
+    (d / name).mkdir()
+    bisect.save(d / name, {**base, "id": name, "probes": probes})
+print(bisect.plan_next(bisect.load(d / "hidden"))["done"])' "$REPO" "$dir"
+  assert_success
+  assert_output ambiguous
+  run --separate-stderr py 'import sys; from mvp.__main__ import main; sys.exit(main(["bisect", "finish", "--dir", sys.argv[1]]))' "$dir/hidden"
+  assert_failure 1
+  assert_output ""
+  local c2 c3
+  c2=$("${GIT[@]}" rev-parse HEAD~1) c3=$("${GIT[@]}" rev-parse HEAD)
+  assert_equal "$stderr" "ERROR: first bad is one of $c2..$c3 (2 commits, BAD's first-parent line): ${c2:0:12} skipped: no snapshot; test those by hand, or bisect with a job the runbook can run on them ($dir/hidden/report.md)"
+  grep -q "| probe | $c2 | s | c | j | skip | skipped: no snapshot |" "$dir/hidden/report.md"
+  run jq -c .outcome.one_of "$dir/hidden/bisect.json"
+  assert_output "[\"$c2\",\"$c3\"]"
+  run --separate-stderr py 'import sys; from mvp.__main__ import main; sys.exit(main(["bisect", "finish", "--dir", sys.argv[1]]))' "$dir/goodskip"
+  assert_failure 1
+  grep -q "^ERROR: GOOD $("${GIT[@]}" rev-parse HEAD~3) could not be tested: its job was lost; nothing bisected" <<<"$stderr"
+}

@@ -75,6 +75,24 @@ print(RolloutReplicaRegistry.get("hf").__name__, get_rollout_class("hf", "async"
   assert_output "HFReplica HFServerAdapter"
 }
 
+@test "a verl that renamed a name the layer registers with (RolloutReplicaRegistry): import verl fails in the layer, which prints its MVP_CPU_LAYER_FAILED line, the one the runbook reads as the layer's death" {
+  local tree=$BATS_TEST_TMPDIR/verl-renamed
+  mkdir -p "$tree"
+  cp -al "$MVP_REPO/.mvp/cache/verl-0.9.1/verl" "$tree/verl"
+  local replica=$tree/verl/workers/rollout/replica.py
+  sed 's/RolloutReplicaRegistry/ReplicaRegistry/g' "$replica" >"$replica.new"
+  rm "$replica" && mv "$replica.new" "$replica"
+  run --separate-stderr env VERL_USE_EXTERNAL_MODULES=mvp_verl_cpu VERL_PLATFORM=cpu \
+    PYTHONPATH="$tree:$MVP_REPO/helpers/verl_cpu" "$MVP_REPO/.venv/bin/python" -c 'import verl'
+  assert_failure
+  grep -q "^MVP_CPU_LAYER_FAILED: the runbook's CPU layer cannot serve this verl: cannot import name 'RolloutReplicaRegistry'" <<<"$stderr"
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
+import sys
+from mvp.jobs import verl_release
+print(verl_release.died_in_layer(sys.stdin.read()))' <<<"$stderr"
+  assert_output --regexp "^MVP_CPU_LAYER_FAILED: .*RolloutReplicaRegistry"
+}
+
 @test "torch shim: the backend string verl builds on CPU (cpu:gloo,cpu:gloo), which torch refuses, starts a gloo group" {
   run env PYTHONPATH="$MVP_REPO/helpers/verl_cpu" "$MVP_REPO/.venv/bin/python" -c '
 import importlib.util, os, sys, torch, torch.distributed as dist

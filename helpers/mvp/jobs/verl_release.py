@@ -22,6 +22,25 @@ from ..worker.errors import MvpError
 TESTED = ("0.9.1",)
 VERSION_FILE = "verl/version/version"
 CPU_LAYER = Path(__file__).resolve().parents[2] / "verl_cpu" / "mvp_verl_cpu"
+# The words of the refusal below: 61 skips a commit it names (bisection.untestable).
+CANNOT_SERVE = "the CPU layer (helpers/verl_cpu) cannot serve"
+
+
+def layer_marker(layer: Path = CPU_LAYER) -> str:
+    """The line prefix the CPU layer prints when the verl it runs in lacks a
+    name it imports (its LAYER_FAILED, read from its __init__.py with ast)."""
+    import ast
+    tree = ast.parse((layer / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LAYER_FAILED" for t in node.targets):
+            return node.value.value
+    raise MvpError(f"{layer}/__init__.py defines no LAYER_FAILED")
+
+
+def died_in_layer(driver_log: str) -> str:
+    """The CPU layer's marker line in a job's driver log ("" when none)."""
+    marker = layer_marker()
+    return next((line.strip() for line in driver_log.splitlines() if marker in line), "")
 
 
 def release(code_path: Path) -> str:
@@ -115,7 +134,7 @@ def check(profile: str, loads_layer: bool, code_path: Path, label: str) -> tuple
         return [f"verl: snapshot {label} holds {shown}"], warnings
     lacking = missing(code_path, layer_imports())
     if lacking:
-        raise MvpError(f"MVP_TRAINER_PROFILE={profile}: the CPU layer (helpers/verl_cpu) cannot serve snapshot {label}'s "
+        raise MvpError(f"MVP_TRAINER_PROFILE={profile}: {CANNOT_SERVE} snapshot {label}'s "
                        f"{shown}: it imports {lacking[0]}{f' (and {len(lacking) - 1} more)' if len(lacking) > 1 else ''}; "
                        f"the CPU layer serves verl {', '.join(TESTED)} (docs/versions.md): snapshot one of those, "
                        "or train on GPUs (MVP_TRAINER_PROFILE=gpu)")

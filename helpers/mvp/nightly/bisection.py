@@ -9,7 +9,13 @@ nightly runs them): `start` checks the input and makes the bisection's
 directory regressions/bisect-<time>/ (bisect.json, report.md, report.html);
 `next` names the next commit to probe, and the job's words; `record` judges a
 probe's job and adds it to the report; `finish` prints first_bad=<sha> and
-exits 0, or 1 when GOOD is not good or BAD is not bad.
+exits 0, or 1 when GOOD is not good or BAD is not bad, or when commits the
+runbook cannot test hide the first bad one ("first bad is one of A..B").
+
+A probe the runbook cannot test is skipped, as `git bisect skip`, and is
+never bad (`untestable`): no snapshot of its commit, a verl the CPU layer
+cannot serve, a job the cluster did not admit or lost. A crash of verl
+itself is bad.
 
 The order: GOOD, GOOD_RUNS times (its spread is the noise the figures are
 judged with), then BAD, then a binary search along BAD's first-parent line
@@ -26,7 +32,9 @@ from typing import Optional
 
 from ..worker import fsutil, kv
 from ..core import log
+from ..jobs import admission, verl_release
 from ..worker.errors import MvpError
+from ..worker.jobdir import JobDir
 from . import bands, history, judge, report, suite
 
 BAD_INPUT = 2
@@ -99,17 +107,33 @@ def commit_path(repo: Path, good: str, bad: str, asked: tuple = ("GOOD", "BAD"))
     return path
 
 
-def search_step(n: int, outcomes: list) -> tuple:
-    """The binary search over n commits whose last is known bad (and whose
-    parent of the first is known good): from the (index, bad) outcomes so
-    far, (the index to probe next, or None when done; the first bad so far)."""
+def bounds(n: int, outcomes: list) -> tuple:
+    """(lo, hi): the last index known good (-1: GOOD) and the first known bad
+    (n - 1: BAD) among n commits, from the (index, bad) outcomes so far."""
     lo, hi = -1, n - 1
     for index, bad in outcomes:
         if bad:
             hi = min(hi, index)
         else:
             lo = max(lo, index)
-    return ((lo + hi) // 2 if hi - lo > 1 else None), hi
+    return lo, hi
+
+
+def search_step(n: int, outcomes: list, skipped: frozenset = frozenset()) -> tuple:
+    """The binary search over n commits whose last is known bad (and whose
+    parent of the first is known good): from the (index, bad) outcomes so
+    far, (the index to probe next, or None when done; the first bad so far).
+    A skipped index (a commit the runbook cannot test, as `git bisect skip`)
+    is never probed again: the one nearest the middle that is not skipped
+    goes instead (the later one of two as near); when only skipped ones are
+    left between the bounds, the search is done and the first bad is one of
+    them or the bad bound (ambiguous)."""
+    lo, hi = bounds(n, outcomes)
+    left = [i for i in range(lo + 1, hi) if i not in skipped]
+    if not left:
+        return None, hi
+    mid = (lo + hi) // 2
+    return min(left, key=lambda i: (abs(i - mid), -i)), hi
 
 
 def most_probes(n: int) -> int:
@@ -221,10 +245,11 @@ def judge_probe(job: dict, sid: str, settings) -> dict:
 
 
 def plan_next(state: dict) -> dict:
-    """The next probe ({commit, role, index}) or the outcome ({done, first_bad})."""
+    """The next probe ({commit, role, index}) or the outcome ({done, first_bad}
+    when found; {done: "ambiguous", one_of: [shas]} when skipped commits hide it)."""
     probes = state["probes"]
     goods = [p for p in probes if p["role"] == "good"]
-    if any(p["verdict"]["bad"] for p in goods):
+    if any(p["verdict"]["bad"] or p["verdict"].get("skip") for p in goods):
         return {"done": "good_not_good"}
     if len(goods) < GOOD_RUNS:
         return {"commit": state["good"], "role": "good", "index": -1}
@@ -234,10 +259,16 @@ def plan_next(state: dict) -> dict:
         return {"commit": state["bad"], "role": "bad", "index": n - 1}
     if not bads[0]["verdict"]["bad"]:
         return {"done": "bad_not_bad"}
-    index, first = search_step(n, [(p["index"], p["verdict"]["bad"]) for p in probes if p["role"] == "probe"])
-    if index is None:
-        return {"done": "found", "first_bad": state["path"][first]}
-    return {"commit": state["path"][index], "role": "probe", "index": index}
+    searched = [p for p in probes if p["role"] == "probe"]
+    skipped = frozenset(p["index"] for p in searched if p["verdict"].get("skip"))
+    outcomes = [(p["index"], p["verdict"]["bad"]) for p in searched if not p["verdict"].get("skip")]
+    index, first = search_step(n, outcomes, skipped)
+    if index is not None:
+        return {"commit": state["path"][index], "role": "probe", "index": index}
+    lo = bounds(n, outcomes)[0]
+    if any(lo < i < first for i in skipped):
+        return {"done": "ambiguous", "one_of": state["path"][lo + 1:first + 1]}
+    return {"done": "found", "first_bad": state["path"][first]}
 
 
 def load(directory: Path) -> dict:
@@ -254,10 +285,16 @@ def save(directory: Path, state: dict) -> None:
 
 
 def outcome_line(state: dict) -> str:
-    done = plan_next(state).get("done")
+    step = plan_next(state)
+    done = step.get("done")
     if done == "found":
-        first = plan_next(state)["first_bad"]
-        return f"first bad commit: {first} ({subject(Path(state['repo']), first)})"
+        return f"first bad commit: {step['first_bad']} ({subject(Path(state['repo']), step['first_bad'])})"
+    if done == "ambiguous":
+        return ambiguous_line(state, step["one_of"])
+    untested = [p for p in state["probes"] if p["role"] in ("good", "bad") and p["verdict"].get("skip")]
+    if untested:
+        p = untested[0]
+        return f"{p['role'].upper()} {p['commit']} could not be tested: {p['verdict']['skip']}; nothing bisected"
     if done == "good_not_good":
         flat = [c["evidence"] for p in state["probes"] if p["role"] == "good" for c in p["judged"]["checks"]
                 if c["name"] == "signal" and c["passed"] is False]
@@ -271,10 +308,19 @@ def outcome_line(state: dict) -> str:
     return "not finished"
 
 
+def ambiguous_line(state: dict, one_of: list) -> str:
+    """As git bisect says it when only skipped commits are left: the first bad
+    is one of these (the skipped ones, then the first known bad), and why each was skipped."""
+    skipped = {p["commit"]: p["verdict"]["skip"] for p in state["probes"] if p["verdict"].get("skip")}
+    why = "; ".join(f"{sha[:12]} skipped: {skipped[sha]}" for sha in one_of if sha in skipped)
+    return (f"first bad is one of {one_of[0]}..{one_of[-1]} ({len(one_of)} commits, BAD's first-parent line): "
+            f"{why}; test those by hand, or bisect with a job the runbook can run on them")
+
+
 def rows(state: dict) -> list:
     """One row per probe: number, role, commit, subject, snapshot, job, verdict, reasons."""
     return [(str(n), p["role"] + (f" (reused from {p['reused_from']})" if p.get("reused_from") else ""), p["commit"], p["subject"], p["code_id"] or "-", p["submission_id"] or "-",
-             "BAD" if p["verdict"]["bad"] else "good", " ".join("; ".join(p["verdict"]["reasons"]).split()))
+             verdict_word(p), " ".join("; ".join(p["verdict"]["reasons"]).split()))
             for n, p in enumerate(state["probes"], 1)]
 
 
@@ -370,19 +416,50 @@ def record(args, settings) -> int:
         # A probe whose score must rise (the learning probe) and is flat tells good from bad by nothing.
         judged["checks"].append(judge.check_signal(judged))
     references = [p["judged"] for p in state["probes"] if p["role"] == "good"] if step["role"] != "good" else []
+    why = untestable(args, judged, settings)
     probe = {"role": step["role"], "index": step["index"], "commit": args.commit,
              "subject": subject(Path(state["repo"]), args.commit), "code_id": args.code_id,
-             "submission_id": args.submission_id, "verdict": verdict(judged, references, settings), "judged": judged}
+             "submission_id": args.submission_id, "judged": judged,
+             "verdict": {"bad": False, "skip": why, "reasons": [f"skipped: {why}"]} if why
+             else verdict(judged, references, settings)}
     state["probes"].append(probe)
     save(directory, state)
     kv.emit((f"probe_{len(state['probes'])}", probe_line(probe)))
     return 0
 
 
+def untestable(args, judged: dict, settings) -> str:
+    """Why a probe cannot tell a good commit from a bad one ("" when it can),
+    as `git bisect skip`: its commit has no snapshot; the runbook's CPU layer
+    cannot serve its verl (the preflight's refusal, or the layer's marker in a
+    failed job's driver log); the cluster, not the commit, kept it from an
+    end (not admitted: exit 75; LOST). Any other crash, verl's own included,
+    is no skip: a commit that crashes training has broken it (BAD)."""
+    if not args.code_id:
+        return "no snapshot of its commit (31 --git-repo failed; see bisect.log)"
+    if not args.submission_id:
+        error = args.submit_error.removeprefix("ERROR: ")
+        if verl_release.CANNOT_SERVE in error:
+            return f"the runbook's CPU layer cannot serve its verl: {error}"
+        if args.submit_rc == str(admission.BUSY_EXIT):
+            return f"the cluster did not admit its job (exit {admission.BUSY_EXIT}): {error}"
+        return ""
+    if judged.get("status") == "LOST":
+        return "its job was lost to the cluster (LOST: its driver's node or the head went away)"
+    text = JobDir(settings.jobs_dir / args.submission_id).driver_log_text() or ""
+    marker = verl_release.died_in_layer(text) if judged.get("status") == "FAILED" else ""
+    return f"its job died in the runbook's CPU layer, not in verl: {marker}" if marker else ""
+
+
+def verdict_word(probe: dict) -> str:
+    """BAD, good, or skip (a commit the runbook cannot test)."""
+    return "skip" if probe["verdict"].get("skip") else "BAD" if probe["verdict"]["bad"] else "good"
+
+
 def probe_line(probe: dict) -> str:
     """A probe as one line (a check's evidence may hold a job's multi-line message)."""
     reused = f" (reused from {probe['reused_from']})" if probe.get("reused_from") else ""
-    text = (f"{probe['commit']} {probe['role']} {'BAD' if probe['verdict']['bad'] else 'good'} snapshot "
+    text = (f"{probe['commit']} {probe['role']} {verdict_word(probe)} snapshot "
             f"{probe['code_id'] or '-'} job {probe['submission_id'] or '-'}{reused}: "
             f"{'; '.join(probe['verdict']['reasons'])}")
     return " ".join(text.split())[:400]
@@ -394,7 +471,8 @@ def finish(args, settings) -> int:
     step = plan_next(state)
     if "done" not in step:
         raise MvpError(f"the bisection in {directory} is not finished: {step['commit']} is still to probe")
-    state["outcome"] = {"done": step["done"], "first_bad": step.get("first_bad"), "line": outcome_line(state)}
+    state["outcome"] = {"done": step["done"], "first_bad": step.get("first_bad"), "line": outcome_line(state),
+                        **({"one_of": step["one_of"]} if "one_of" in step else {})}
     save(directory, state)
     if step["done"] != "found":
         print(f"ERROR: {state['outcome']['line']} ({directory / 'report.md'})", file=sys.stderr)

@@ -13,8 +13,20 @@ verl: with `helpers/verl_cpu` on PYTHONPATH and
 in every process of the job (the runbook's CPU profile sets them in the job's
 runtime_env: templates/profiles/cpu.yaml). README.md beside this package maps
 each piece to the verl hook it uses."""
+import sys
+
 from . import torch_shims
+
+# The line this layer prints when the verl it runs in lacks a name it
+# registers with (a release or commit that renamed one): a job that dies here
+# died in the runbook's layer, not in verl; the runbook reads the marker
+# (helpers/mvp/jobs/verl_release.py) to tell the two apart.
+LAYER_FAILED = "MVP_CPU_LAYER_FAILED"
 
 torch_shims.install()
 
-from . import platform, rollout  # noqa: E402,F401  (each registers itself with verl on import)
+try:
+    from . import platform, rollout  # noqa: E402,F401  (each registers itself with verl on import)
+except ImportError as exc:
+    print(f"{LAYER_FAILED}: the runbook's CPU layer cannot serve this verl: {exc}", file=sys.stderr, flush=True)
+    raise
