@@ -61,7 +61,7 @@ read_suite() {
 # JobSpec it is given: none or one word), FLAGS (--retry N when the suite
 # says) and WORDS (--override pairs, then -- and a verl command line).
 job_words() {
-  local key=job_$1_ i retries
+  local key=job_$1_ retries
   SCRIPT=scripts/${SUITE[${key}script]}.sh
   SPEC=() FLAGS=() WORDS=()
   [[ -z ${SUITE[${key}spec]} ]] || SPEC=("${SUITE[${key}spec]}")
@@ -71,7 +71,7 @@ job_words() {
   elif [[ -n $retries ]]; then
     FLAGS=(--retry "$retries")
   fi
-  for ((i = 0; i < ${SUITE[${key}argc]}; i++)); do WORDS+=("${SUITE[${key}arg_$i]}"); done
+  mvp::kv::words WORDS SUITE "$key"
   return 0
 }
 
@@ -149,7 +149,7 @@ run_steps() {
 # submit script with --wait, as bisection's probes go; the helper judges the
 # pair with the suite. No good night or no snapshot: one SKIP line.
 control_pair() {
-  local out role code sid i
+  local out role code sid
   local -A plan=()
   local -a spec=() words=()
   if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_NAME") || ! mvp::kv::read plan <<<"$out"; then
@@ -161,7 +161,7 @@ control_pair() {
     return 0
   fi
   [[ -z ${plan[spec]} ]] || spec=("${plan[spec]}")
-  for ((i = 0; i < plan[argc]; i++)); do words+=("${plan[arg_$i]}"); done
+  mvp::kv::words words plan
   for role in control candidate; do
     code=$CODE_USED
     [[ $role == candidate ]] || code=${plan[control_code_id]}

@@ -137,18 +137,18 @@ mvp::submit::spec_retries() {
 
 # mvp::submit::probe PLAN CODE LOG: submits, with --wait, the probe job that
 # the helper's key=value answer PLAN (an associative array, by name: script,
-# spec, argc, arg_N) describes, on snapshot CODE (61's bisection probes, 60's
+# spec, and the words kv.py's `words` carried) describes, on snapshot CODE (61's bisection probes, 60's
 # control pair); the submit script's stderr goes to LOG (/dev/stderr: the
 # caller's). Prints the job's submission id (the submit script prints it
 # once Ray has the job, whatever the job's end), or nothing when Ray never
 # had it.
 mvp::submit::probe() {
   local -n _probe_plan=$1
-  local code=$2 log=$3 argc=${_probe_plan[argc]} out i
+  local code=$2 log=$3 out
   local -a spec=() words=()
   local -A answer=()
   [[ -z ${_probe_plan[spec]} ]] || spec=("${_probe_plan[spec]}")
-  for ((i = 0; i < argc; i++)); do words+=("${_probe_plan[arg_$i]}"); done
+  mvp::kv::words words _probe_plan
   out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID="$code" "$MVP_REPO/scripts/${_probe_plan[script]}.sh" "${spec[@]}" \
     --porcelain --wait "${words[@]}" 2>>"$log") || true
   mvp::kv::read answer <<<"$out" || mvp::log::warn "the probe's submit script's answer: $MVP_KV_ERROR"

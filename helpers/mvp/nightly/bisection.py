@@ -358,8 +358,7 @@ def next_main(args, settings) -> int:
         return 0
     job = state["job"]
     kv.emit(("action", "probe"), ("commit", step["commit"]), ("role", step["role"]), ("script", job["script"]),
-            ("spec", job["spec"]), ("argc", len(job["words"])),
-            *((f"arg_{i}", w) for i, w in enumerate(job["words"])))
+            ("spec", job["spec"]), *kv.words("", job["words"]))
     return 0
 
 

@@ -46,7 +46,7 @@ def plan(run_dir: Path, settings) -> dict:
     job = probe_job(settings)
     fsutil.write_json(run_dir.control, {"run_id": good["run_id"], "code_id": code, "job": job})
     return {"control_code_id": code, "control_run": good["run_id"], "job": job["name"], "script": job["script"],
-            "spec": job["spec"], "argc": len(job["words"]), **{f"arg_{i}": w for i, w in enumerate(job["words"])}}
+            "spec": job["spec"], **dict(kv.words("", job["words"]))}
 
 
 def record(run_dir: Path, role: str, code_id: str, sid: str, settings) -> None:
