@@ -61,7 +61,7 @@ read_suite() {
 # JobSpec it is given: none or one word), FLAGS (--retry N when the suite
 # says) and WORDS (--override pairs, then -- and a verl command line).
 job_words() {
-  local key=job_$1_ i retries
+  local key=job_$1_ retries
   SCRIPT=scripts/${SUITE[${key}script]}.sh
   SPEC=() FLAGS=() WORDS=()
   [[ -z ${SUITE[${key}spec]} ]] || SPEC=("${SUITE[${key}spec]}")
@@ -71,7 +71,7 @@ job_words() {
   elif [[ -n $retries ]]; then
     FLAGS=(--retry "$retries")
   fi
-  for ((i = 0; i < ${SUITE[${key}argc]}; i++)); do WORDS+=("${SUITE[${key}arg_$i]}"); done
+  mvp::kv::words WORDS SUITE "$key"
   return 0
 }
 
@@ -149,7 +149,7 @@ run_steps() {
 # submit script with --wait, as bisection's probes go; the helper judges the
 # pair with the suite. No good night or no snapshot: one SKIP line.
 control_pair() {
-  local out role code sid i
+  local out role code sid
   local -A plan=()
   local -a spec=() words=()
   if ! out=$(mvp::helper::run nightly control --role plan --run-dir "$RUN_NAME") || ! mvp::kv::read plan <<<"$out"; then
@@ -161,7 +161,7 @@ control_pair() {
     return 0
   fi
   [[ -z ${plan[spec]} ]] || spec=("${plan[spec]}")
-  for ((i = 0; i < plan[argc]; i++)); do words+=("${plan[arg_$i]}"); done
+  mvp::kv::words words plan
   for role in control candidate; do
     code=$CODE_USED
     [[ $role == candidate ]] || code=${plan[control_code_id]}
@@ -241,7 +241,10 @@ check_settings() {
 
 # print_plan REGRESSIONS: --dry-run's plan of the night, on stdout.
 print_plan() {
-  local regressions=$1 i
+  local regressions=$1 i lock report index
+  mvp::config::run_file lock "$regressions" lock
+  mvp::config::run_file index "$regressions" index
+  mvp::config::run_file report "$regressions/$RUN_ID" report
   echo "plan of $RUN_ID (runtime $MVP_RUNTIME, shared root $SHARED_ROOT):"
   echo "  steps: ${MVP_BRINGUP_STEPS[*]} 30_prepare_data_and_model 31_snapshot_verl_code (CODE_ID=${CODE_ID:-from the tree}); the runbook's reward functions (templates/rewards/) copied to user/code/"
   ((CONTROL == 0)) || echo "  then the same-night control: the last good night's snapshot, then tonight's, each a probe of the suite's grpo (2 steps, seed 1), judged as a pair"
@@ -253,21 +256,22 @@ print_plan() {
     fi
     echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
   done
-  echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write $regressions/$RUN_ID/report.{json,md,html} and $regressions/index.html"
+  echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write ${report%.*}.{json,md,html} and $index"
   [[ -z $MVP_NIGHTLY_BISECT_REPO ]] || echo "  when the night fails and its commit descends from the last good night's in $MVP_NIGHTLY_BISECT_REPO: 61_bisect_regression.sh between the two, with the first failed job"
   echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
-  echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $regressions/.nightly.lock)"
+  echo "  keep the newest $MVP_NIGHTLY_KEEP runs and their job directories (lock: $lock)"
 }
 
 # run_locked REGRESSIONS ARG...: runs the night again (this script with
 # ARG...) as a child of flock, which holds the lock for it; exits with its
 # status (MVP_LOCKED_EXIT, with one ERROR line, when another run holds it).
 run_locked() {
-  local regressions=$1 rc=0
+  local lock rc=0
+  mvp::config::run_file lock "$1" lock
   shift
-  MVP_NIGHTLY_HOLDS_LOCK=1 mvp::run::with_lock "$regressions/.nightly.lock" "$0" "$@" || rc=$?
+  MVP_NIGHTLY_HOLDS_LOCK=1 mvp::run::with_lock "$lock" "$0" "$@" || rc=$?
   if ((rc == MVP_LOCKED_EXIT)); then
-    echo "ERROR: another nightly run holds $regressions/.nightly.lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
+    echo "ERROR: another nightly run holds $lock; not starting (exit $MVP_LOCKED_EXIT)" >&2
   fi
   exit "$rc"
 }
@@ -276,7 +280,7 @@ run_locked() {
 # failed night, tells whoever hears of it and prints the summary line (what
 # cron mails); NIGHT_RC is the judge's exit status (0: every check passed).
 judge_night() {
-  local regressions=$1 summary job out head_host
+  local regressions=$1 summary job out head_host report index
   local -A verdict=()
   local -a judged=()
   NIGHT_RC=0
@@ -295,7 +299,9 @@ judge_night() {
     --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || NIGHT_RC=$?
   mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
   summary=${verdict[summary]:-}
-  mvp::log::info "report: $RUN_DIR/report.md, index: $regressions/index.html"
+  mvp::config::run_file report_md "$RUN_DIR" report
+  mvp::config::run_file index "$regressions" index
+  mvp::log::info "report: $report, index: $index"
   ((NIGHT_RC == 0)) || bisect_night
   mvp::helper::run notify --run-dir "$RUN_NAME" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
@@ -318,7 +324,7 @@ main() {
   [[ ${MVP_NIGHTLY_HOLDS_LOCK:-0} == 1 ]] || run_locked "$regressions" "${original_args[@]}"
   RUN_DIR=$regressions/$RUN_ID
   mkdir "$RUN_DIR"
-  LOG=$RUN_DIR/nightly.log
+  mvp::config::run_file log "$RUN_DIR" LOG
   STARTED=$(date -u +%FT%TZ)
   echo "$RUN_ID: log $LOG"
   # Everything the steps say goes to the night's log; to the terminal too when there is one.

@@ -44,19 +44,20 @@ mvp::flags::spec "--repo DIR  the git checkout of verl (your fork) the commits a
 # probe DIR: snapshots and runs the commit `bisect next` named (in STEP),
 # then has the helper judge it; prints its probe_N line.
 probe() {
-  local dir=$1 commit=${STEP[commit]} code="" sid="" out why
+  local dir=$1 commit=${STEP[commit]} code="" sid="" out log why
   local -A answer=() no_job=()
+  mvp::config::run_file bisect_log "$dir" log
   why=$(mktemp)
   mvp::log::step "probe of ${commit:0:12} (${STEP[role]})"
   # CODE_ID empty: each commit its own snapshot, git-<sha> (not one a caller or the config named; 60 exports its own).
   if out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID= "$MVP_REPO/scripts/31_snapshot_verl_code.sh" --porcelain \
-    --git-repo "$REPO" --rev "$commit" 2>>"$dir/bisect.log") && mvp::kv::read answer <<<"$out"; then
+    --git-repo "$REPO" --rev "$commit" 2>>"$log") && mvp::kv::read answer <<<"$out"; then
     code=${answer[code_id]:-}
   fi
   if [[ -n $code ]]; then
-    sid=$(mvp::submit::probe STEP "$code" "$dir/bisect.log" "$why")
+    sid=$(mvp::submit::probe STEP "$code" "$log" "$why")
   else
-    mvp::log::warn "no snapshot of $commit (see $dir/bisect.log)"
+    mvp::log::warn "no snapshot of $commit (see $log)"
   fi
   # No job: why not (the submit's exit code and ERROR line), for the probe's skip or BAD.
   [[ ! -s $why ]] || mvp::kv::read no_job <"$why" || mvp::log::die "the probe's answer: $MVP_KV_ERROR"

@@ -368,3 +368,20 @@ mvp::config::layout() {
   done <"$MVP_REPO/shared-layout.txt"
   mvp::log::die "shared-layout.txt names no directory '$1'"
 }
+
+# mvp::config::run_file NAME DIR [VAR]: the path of the nightly's file NAME in
+# DIR (regressions/, or a night's or a bisection's directory in it), from
+# shared-layout.txt's table of helpers/mvp/core/rundir.py's FILES; into VAR
+# when given.
+mvp::config::run_file() {
+  local line on=0 rel
+  while IFS= read -r line; do
+    [[ $line == *"(rundir.FILES"* ]] && on=1
+    if ((on)) && [[ $line =~ ^#\ +([a-z_]+)\ +([^#]*[^# ])\ +# && ${BASH_REMATCH[1]} == "$1" ]]; then
+      rel=${BASH_REMATCH[2]}
+      mvp::config::answer "$2/${rel##*/}" "${3-}"
+      return 0
+    fi
+  done <"$MVP_REPO/shared-layout.txt"
+  mvp::log::die "shared-layout.txt names no run-directory file '$1'"
+}

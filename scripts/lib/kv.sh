@@ -4,7 +4,8 @@
 # helpers/mvp/worker/kv.py's emit) and read by mvp::kv::read (Python: kv.parse),
 # never by matching what a person reads, so rewording a message breaks no
 # caller. A key is [a-z][a-z0-9_]*; a value is the rest of its line ('='
-# included, never a newline); a list travels as one value.
+# included, never a newline); a list travels as one value, but a list of words
+# (an argv) as kv.py's `words` makes it and mvp::kv::words reads it back.
 
 # mvp::kv::emit KEY VALUE [KEY VALUE...]: one key=value line per pair.
 mvp::kv::emit() {
@@ -37,4 +38,18 @@ mvp::kv::read() {
     _mvp_kv[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
   done
   return 0
+}
+
+# mvp::kv::words ARRAY KV [PREFIX]: the words kv.py's `words` carried in the
+# associative array KV (PREFIXargc, PREFIXarg_I; Python's reader is
+# kv.read_words) into the array ARRAY, each unescaped (\\, \n, \r: printf %b,
+# as no other backslash is left in a word).
+mvp::kv::words() {
+  local -n _mvp_words=$1 _mvp_from=$2
+  local _mvp_prefix=${3-} _mvp_i _mvp_word
+  _mvp_words=()
+  for ((_mvp_i = 0; _mvp_i < ${_mvp_from[${_mvp_prefix}argc]:-0}; _mvp_i++)); do
+    printf -v _mvp_word '%b' "${_mvp_from[${_mvp_prefix}arg_$_mvp_i]}"
+    _mvp_words+=("$_mvp_word")
+  done
 }

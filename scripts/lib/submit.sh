@@ -137,20 +137,20 @@ mvp::submit::spec_retries() {
 
 # mvp::submit::probe PLAN CODE LOG [WHY]: submits, with --wait, the probe job
 # that the helper's key=value answer PLAN (an associative array, by name:
-# script, spec, argc, arg_N) describes, on snapshot CODE (61's bisection
-# probes, 60's control pair); the submit script's stderr goes to LOG
-# (/dev/stderr: the caller's). Prints the job's submission id (the submit
-# script prints it once Ray has the job, whatever the job's end), or nothing
-# when Ray never had it; then, with WHY (a file) and a LOG that is a file,
-# WHY gets key=value lines submit_rc (its exit code) and submit_error (its
-# last ERROR line in LOG): why no job.
+# script, spec, and the words kv.py's `words` carried) describes, on snapshot
+# CODE (61's bisection probes, 60's control pair); the submit script's stderr
+# goes to LOG (/dev/stderr: the caller's). Prints the job's submission id
+# (the submit script prints it once Ray has the job, whatever the job's end),
+# or nothing when Ray never had it; then, with WHY (a file) and a LOG that
+# is a file, WHY gets key=value lines submit_rc (its exit code) and
+# submit_error (its last ERROR line in LOG): why no job.
 mvp::submit::probe() {
   local -n _probe_plan=$1
-  local code=$2 log=$3 why=${4:-} argc=${_probe_plan[argc]} out i rc=0 at=0
+  local code=$2 log=$3 why=${4:-} out rc=0 at=0
   local -a spec=() words=()
   local -A answer=()
   [[ -z ${_probe_plan[spec]} ]] || spec=("${_probe_plan[spec]}")
-  for ((i = 0; i < argc; i++)); do words+=("${_probe_plan[arg_$i]}"); done
+  mvp::kv::words words _probe_plan
   [[ -z $why || ! -f $log ]] || at=$(stat -c %s "$log")
   out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID="$code" "$MVP_REPO/scripts/${_probe_plan[script]}.sh" "${spec[@]}" \
     --porcelain --wait "${words[@]}" 2>>"$log") || rc=$?

@@ -73,6 +73,47 @@ except ValueError as exc:
   assert_output "{'code_id': 'src-1', 'note': 'a=b'}"
 }
 
+@test "kv words: what kv.words carries, kv.read_words and mvp::kv::words read back exactly: spaces, quotes, '=', newlines, backslashes; each key=value line stays one line" {
+  local emitted
+  emitted=$(kv_py 'from mvp.worker import kv
+words = ["--override", "a=b c", "it'"'"'s \"q\"", "two\nlines\n", "back\\slash \\n not a newline", "", "cr\r", "x=y=z"]
+kv.emit(("spec", "s"), *kv.words("job_a_", words))
+kv.emit(*kv.words("", ["only"]))')
+  assert_equal "$(grep -c . <<<"$emitted")" 12
+  run kv_py 'from mvp.worker import kv; import sys
+found = kv.parse(sys.stdin.read())
+print(repr(kv.read_words(found, "job_a_")), kv.read_words(found))
+try:
+    kv.read_words({"argc": "1", "arg_0": "a\\tb"})
+except ValueError as exc:
+    print("refused:", exc)
+try:
+    kv.read_words({"argc": "2", "arg_0": "a"})
+except ValueError as exc:
+    print("refused:", exc)' <<<"$emitted"
+  assert_success
+  assert_line --index 0 "['--override', 'a=b c', 'it\\'s \"q\"', 'two\\nlines\\n', 'back\\\\slash \\\\n not a newline', '', 'cr\\r', 'x=y=z'] ['only']"
+  assert_line --index 1 "refused: '\\t' is not an escape of a word (\\\\, \\n, \\r)"
+  assert_line --index 2 "refused: no word 'arg_1' of argc=2"
+  run bash -c 'source "$1/scripts/lib/log.sh"; source "$1/scripts/lib/kv.sh"; declare -A r=(); mvp::kv::read r
+    declare -a w=() one=(stale)
+    mvp::kv::words w r job_a_; mvp::kv::words one r
+    printf "<%s>\n" "${w[@]}" "${#one[@]}" "${one[@]}"' _ "$MVP_REPO" <<<"$emitted"
+  assert_success
+  assert_output "<--override>
+<a=b c>
+<it's \"q\">
+<two
+lines
+>
+<back\\slash \\n not a newline>
+<>
+<cr"$'\r'">
+<x=y=z>
+<1>
+<only>"
+}
+
 @test "ERR trap: a call that returned 1 after its own ERROR line gets nothing added, whatever its last command's text" {
   # A stand-in for mvp::helper::run whose return is written otherwise than helper.sh's.
   run --separate-stderr in_lib 'answer() { echo "ERROR: the helper said no" >&2; local code=1; mvp::log::reported "$code"; return $((code)); }

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..worker.errors import MvpError
 from ..worker.jobdir import FILES as JOB_FILES
+from .rundir import FILES as RUN_FILES, file_name
 
 # (name, path relative to the shared root, what it holds): 00_prereq_check.sh
 # creates every one of these that is missing.
@@ -20,7 +21,8 @@ DIRECTORIES = (
     ("admission", "admission", "per cluster (MVP_CLUSTER_NAME; host_port for another ray.address): lock, claims/, queue/"),
     ("clusters", "clusters", "<MVP_CLUSTER_NAME>.json: the head that last started under each cluster name"),
     ("slurm", "slurm", "Slurm jobs of 70_render_sbatch.sh: <name>-<job id>.out, <job id>/ray-<node>.log"),
-    ("regressions", "regressions", "nightly runs: <run id>/report.*, index.html; bisections (61): bisect-<time>/report.*"),
+    ("regressions", "regressions",
+     f"nightly runs: <run id>/report.*, {file_name('index')}; bisections (61): bisect-<time>/report.*"),
     ("common", "common", "shared by all users: models, data, code snapshots"),
     ("models", "common/models", "base models: common/models/<org>/<name>"),
     ("common_datasets", "common/datasets", "shared data sets"),
@@ -81,6 +83,11 @@ def render() -> str:
     fwidth = max(len(n) for n, _, _ in JOB_FILES) + 2
     jwidth = max(len(p) for _, p, _ in JOB_FILES) + 2
     lines += [f"#   {name:<{fwidth}}{rel:<{jwidth}}# {what}" for name, rel, what in JOB_FILES]
+    lines.append("# Files of regressions/ and of each nightly or bisection run in it (rundir.FILES, named by")
+    lines.append("# rundir.Regressions and rundir.RunDir; bash reads them by NAME with mvp::config::run_file):")
+    fwidth = max(len(n) for n, _, _ in RUN_FILES) + 2
+    rwidth = max(len(p) for _, p, _ in RUN_FILES) + 2
+    lines += [f"#   {name:<{fwidth}}{rel:<{rwidth}}# {what}" for name, rel, what in RUN_FILES]
     return "\n".join(lines) + "\n"
 
 

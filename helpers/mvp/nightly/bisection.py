@@ -35,7 +35,9 @@ from ..core import log
 from ..jobs import admission, verl_release
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
+from ..core.rundir import Regressions, RunDir, file_name
 from . import bands, history, judge, report, suite
+from .judge import failed_checks
 
 BAD_INPUT = 2
 GOOD_RUNS = 2
@@ -54,7 +56,8 @@ SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}
 # and inputs_persisted need the night's own evidence: the head's name, step 30).
 PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
                 "import_from_code_path", "succeeded_in_time", "resumed")
-STATE = "bisect.json"
+# The state's file name in a bisection's directory (RunDir.bisect_state).
+STATE = file_name("bisect_state")
 TIME = "%Y-%m-%dT%H:%M:%SZ"
 
 
@@ -183,7 +186,7 @@ def verdict(probe: dict, references: list, settings) -> dict:
     with the tolerance widened to NOISE_FACTOR times the GOOD probes' spread.
     The one place a probe is decided: point it at the per-step band verdict
     (bands.judge_runs) when the nightly's judge uses it."""
-    failed = [f"{c['name']}: {c['evidence']}" for c in probe["checks"] if c["passed"] is False]
+    failed = [f"{c['name']}: {c['evidence']}" for c in failed_checks(probe)]
     figures = figure_verdicts(probe, references, settings) if references and probe.get("status") == "SUCCEEDED" else []
     regressed = [v["evidence"] for v in figures if v["regressed"]]
     within = [v["evidence"] for v in figures if v["regressed"] is False]
@@ -239,7 +242,8 @@ def judge_probe(job: dict, sid: str, settings) -> dict:
     plan = {"jobs": [{"submission_id": sid}], "head_node_name": settings.head_node,
             "worker_ips": list(settings.worker_ips), "job_timeout_s": settings.job_timeout, "prepare": None}
     judged = judge.judge_job({"name": job["name"], "submission_id": sid or None,
-                              "error": "the submit script gave no id (see bisect.log)"}, settings.shared_root, plan)
+                              "error": f"the submit script gave no id (see {file_name('bisect_log')})"},
+                             settings.shared_root, plan)
     judged["checks"] = [c for c in judged["checks"] if c["name"] in job["checks"]]
     return judged
 
@@ -272,16 +276,17 @@ def plan_next(state: dict) -> dict:
 
 
 def load(directory: Path) -> dict:
-    state = fsutil.read_json(directory / STATE)
+    state = fsutil.read_json(RunDir(directory).bisect_state)
     if not state:
         raise MvpError(f"{directory} holds no {STATE}: not a bisection's directory (61 makes one with bisect start)")
     return state
 
 
 def save(directory: Path, state: dict) -> None:
-    fsutil.write_json(directory / STATE, state)
-    fsutil.write_text(directory / "report.md", markdown(state))
-    fsutil.write_text(directory / "report.html", report.page(f"bisection {directory.name}", html_body(state)))
+    run = RunDir(directory)
+    fsutil.write_json(run.bisect_state, state)
+    fsutil.write_text(run.report_md, markdown(state))
+    fsutil.write_text(run.report_html, report.page(f"bisection {run.id}", html_body(state)))
 
 
 def outcome_line(state: dict) -> str:
@@ -296,8 +301,8 @@ def outcome_line(state: dict) -> str:
         p = untested[0]
         return f"{p['role'].upper()} {p['commit']} could not be tested: {p['verdict']['skip']}; nothing bisected"
     if done == "good_not_good":
-        flat = [c["evidence"] for p in state["probes"] if p["role"] == "good" for c in p["judged"]["checks"]
-                if c["name"] == "signal" and c["passed"] is False]
+        flat = [c["evidence"] for p in state["probes"] if p["role"] == "good" for c in failed_checks(p["judged"])
+                if c["name"] == "signal"]
         if flat:
             return (f"GOOD {state['good']}'s probe of job {state['job']['name']} carries no signal ({flat[0]}): it cannot "
                     "tell a good commit from a bad one here; bisect with another job (--job), or data on which the "
@@ -358,13 +363,12 @@ def start(args, settings) -> int:
                  f"--git-repo) and scripts/{job['script']}.sh {' '.join(([job['spec']] if job['spec'] else []) + ['--wait'] + job['words'])}; "
                  "nothing submitted")
         return 0
-    run_id = "bisect-" + _now().strftime("%Y%m%dT%H%M%SZ")
-    directory = settings.layout.regressions / run_id
+    directory = Regressions(settings.layout.regressions).new_bisection(_now())
     try:
-        directory.mkdir(parents=True)
+        directory.path.mkdir(parents=True)
     except FileExistsError:
         raise MvpError(f"{directory} exists: another bisection started this second; start again") from None
-    state = {"id": run_id, "repo": str(repo), "good": good, "bad": bad, "path": path, "job": job,
+    state = {"id": directory.id, "repo": str(repo), "good": good, "bad": bad, "path": path, "job": job,
              "cluster": settings.cluster_name, "started_at": _now().strftime(TIME), "probes": []}
     state["probes"] = reusable_goods(settings.layout.regressions, state, settings.bisect_reuse_hours)
     save(directory, state)
@@ -377,8 +381,8 @@ def reusable_goods(regressions: Path, state: dict, hours: int) -> list:
     commit and the same job (words, JobSpec content, steps) on the same
     cluster at most `hours` ago, both good; [] when none (or hours is 0)."""
     since = (_now() - timedelta(hours=hours)).strftime(TIME)
-    for earlier in sorted(regressions.glob("bisect-*"), reverse=True):
-        old = fsutil.read_json(earlier / STATE) if hours and earlier.name != state["id"] else None
+    for earlier in reversed(Regressions(regressions).bisections()):
+        old = fsutil.read_json(earlier.bisect_state) if hours and earlier.id != state["id"] else None
         if not old or old.get("started_at", "") < since:
             continue
         same = all(old.get(k) == state[k] for k in ("good", "job", "cluster"))
@@ -400,8 +404,7 @@ def next_main(args, settings) -> int:
         return 0
     job = state["job"]
     kv.emit(("action", "probe"), ("commit", step["commit"]), ("role", step["role"]), ("script", job["script"]),
-            ("spec", job["spec"]), ("argc", len(job["words"])),
-            *((f"arg_{i}", w) for i, w in enumerate(job["words"])))
+            ("spec", job["spec"]), *kv.words("", job["words"]))
     return 0
 
 
@@ -475,10 +478,10 @@ def finish(args, settings) -> int:
                         **({"one_of": step["one_of"]} if "one_of" in step else {})}
     save(directory, state)
     if step["done"] != "found":
-        print(f"ERROR: {state['outcome']['line']} ({directory / 'report.md'})", file=sys.stderr)
+        print(f"ERROR: {state['outcome']['line']} ({RunDir(directory).report_md})", file=sys.stderr)
         return 1
     print(f"first bad commit {step['first_bad']}: {subject(Path(state['repo']), step['first_bad'])} "
-          f"({directory / 'report.md'})", file=sys.stderr)
+          f"({RunDir(directory).report_md})", file=sys.stderr)
     kv.emit(("first_bad", step["first_bad"]))
     return 0
 
@@ -490,24 +493,16 @@ def commit_of_snapshot(settings, code_id: str) -> str:
     return (manifest.get("git_commit") or "") if manifest.get("git_dirty") is False else ""
 
 
-def last_good_night(regressions: Path, before: str) -> Optional[dict]:
-    """The newest night before run `before` that passed (its report.json)."""
-    for night in sorted(regressions.glob("nightly-*"), reverse=True):
-        rep = fsutil.read_json(night / "report.json") if night.name < before else None
-        if rep and rep.get("passed"):
-            return rep
-    return None
-
-
 def night_plan(run_dir: Path, settings) -> dict:
     """What the nightly bisects after a failed night ({good, bad, job}), or
     {skip: why not}: tonight's commit must descend from the last good night's
     in MVP_NIGHTLY_BISECT_REPO, and a job of the suite must have failed."""
-    rep = fsutil.read_json(run_dir / "report.json") or {}
+    run_dir = RunDir(run_dir)
+    rep = run_dir.read_report() or {}
     if rep.get("passed") or rep.get("failed_step") or not rep.get("jobs"):
         return {"skip": "the night passed, or failed before its jobs ran"}
     bad = commit_of_snapshot(settings, rep.get("code_id"))
-    good_night = last_good_night(run_dir.parent, run_dir.name)
+    good_night = run_dir.regressions.last_good_night(run_dir.id)
     good = commit_of_snapshot(settings, good_night["code_id"]) if good_night else ""
     if not bad or not good:
         return {"skip": f"{'tonight' if not bad else 'the last good night'}'s snapshot records no clean git commit"
@@ -518,8 +513,7 @@ def night_plan(run_dir: Path, settings) -> dict:
     if _git(repo, "merge-base", "--is-ancestor", good, bad) is None:
         return {"skip": f"{bad} is not a known descendant of the last good night's {good} in {repo}"}
     names = {j.name for j in suite.load(suite.resolve(settings.nightly_suite or suite.DEFAULT, suite.REPO), suite.REPO)}
-    failed = [j["name"].removesuffix(suite.RESUMED) for j in rep["jobs"]
-              if any(c["passed"] is False for c in j["checks"])]
+    failed = [j["name"].removesuffix(suite.RESUMED) for j in rep["jobs"] if failed_checks(j)]
     job = next((n for n in failed if n in names), "")
     return {"good": good, "bad": bad, "job": job} if job else {"skip": "no failed job of the suite to probe with"}
 
@@ -527,9 +521,9 @@ def night_plan(run_dir: Path, settings) -> dict:
 def told(args, settings) -> int:
     """The bisection's outcome beside the night's report (bisection.json), for the mail."""
     state = load(Path(args.dir))
-    fsutil.write_json(settings.layout.named(args.run_dir) / "bisection.json",
+    fsutil.write_json(RunDir(settings.layout.named(args.run_dir)).bisection,
                       {"line": outcome_line(state), "first_bad": (state.get("outcome") or {}).get("first_bad"),
-                       "report": str(Path(args.dir) / "report.md")})
+                       "report": str(RunDir(args.dir).report_md)})
     return 0
 
 

@@ -15,9 +15,10 @@ from typing import Optional
 from . import bisection
 from ..worker import fsutil, kv
 from ..worker.errors import MvpError
+from ..core.rundir import Regressions, RunDir
 from . import history, suite
+from .judge import failed_checks
 
-STORE = "control.json"
 CONTROL_STEPS = 2
 ROLES = ("control", "candidate")
 # How many earlier good nights' probes the pair is judged beside.
@@ -33,36 +34,37 @@ def probe_job(settings) -> dict:
 
 def plan(run_dir: Path, settings) -> dict:
     """{skip: why} or the control's snapshot and the probe's words (for 60's key=value reader)."""
-    good = bisection.last_good_night(run_dir.parent, run_dir.name)
+    run_dir = RunDir(run_dir)
+    good = run_dir.regressions.last_good_night(run_dir.id)
     code = (good or {}).get("code_id") or ""
     skip = ("no good night kept to take the control from" if not good else
             f"the last good night {good['run_id']}'s snapshot {code or '(none)'} is not in the shared root"
             if not code or not settings.layout.snapshot(code).is_dir() else "")
     if skip:
-        fsutil.write_json(run_dir / STORE, {"skip": skip})
+        fsutil.write_json(run_dir.control, {"skip": skip})
         return {"skip": skip}
     job = probe_job(settings)
-    fsutil.write_json(run_dir / STORE, {"run_id": good["run_id"], "code_id": code, "job": job})
+    fsutil.write_json(run_dir.control, {"run_id": good["run_id"], "code_id": code, "job": job})
     return {"control_code_id": code, "control_run": good["run_id"], "job": job["name"], "script": job["script"],
-            "spec": job["spec"], "argc": len(job["words"]), **{f"arg_{i}": w for i, w in enumerate(job["words"])}}
+            "spec": job["spec"], **dict(kv.words("", job["words"]))}
 
 
 def record(run_dir: Path, role: str, code_id: str, sid: str, settings) -> None:
     """One probe of the pair, judged by bisection's judge_probe, into control.json."""
-    state = fsutil.read_json(run_dir / STORE)
+    store = RunDir(run_dir).control
+    state = fsutil.read_json(store)
     if not state or role not in ROLES:
-        raise MvpError(f"{run_dir} has no control plan ({STORE}), or --role {role} is not one of {', '.join(ROLES)}")
+        raise MvpError(f"{run_dir} has no control plan ({store.name}), or --role {role} is not one of {', '.join(ROLES)}")
     state[role] = {"code_id": code_id, "submission_id": sid or None,
                    "judged": bisection.judge_probe(state["job"], sid, settings)}
-    fsutil.write_json(run_dir / STORE, state)
+    fsutil.write_json(store, state)
 
 
 def earlier_probes(regressions: Path, before: str) -> list:
     """The judged probes (control and candidate) of the last HISTORY_NIGHTS good nights before run `before`."""
     out = []
-    for night in sorted(regressions.glob("nightly-*"))[::-1]:
-        rep = fsutil.read_json(night / "report.json") if night.name < before else None
-        state = fsutil.read_json(night / STORE) if rep and rep.get("passed") else None
+    for night in Regressions(regressions).good_nights(before):
+        state = fsutil.read_json(night.control)
         if state:
             out += [state[r]["judged"] for r in ROLES if ok(state.get(r))]
         if len(out) >= 2 * HISTORY_NIGHTS:
@@ -72,7 +74,7 @@ def earlier_probes(regressions: Path, before: str) -> list:
 
 def ok(probe: Optional[dict]) -> bool:
     return bool(probe) and probe["judged"].get("status") == "SUCCEEDED" and \
-        all(c["passed"] is not False for c in probe["judged"]["checks"])
+        not failed_checks(probe["judged"])
 
 
 def pair_verdict(control: dict, candidate: dict, past: list, settings) -> dict:
@@ -99,7 +101,8 @@ def pair_verdict(control: dict, candidate: dict, past: list, settings) -> dict:
 def judge(run_dir: Path, settings) -> Optional[dict]:
     """report.json's `control`: the pair and its verdict; {skip} when a probe
     did not run through; None without a control plan (the night had none)."""
-    state = fsutil.read_json(run_dir / STORE)
+    run_dir = RunDir(run_dir)
+    state = fsutil.read_json(run_dir.control)
     if not state:
         return None
     if state.get("skip"):
@@ -110,7 +113,7 @@ def judge(run_dir: Path, settings) -> Optional[dict]:
     if failed:
         return {**out, "verdict": "skip", "line": f"no pair to judge: the {' and the '.join(failed)} probe "
                 "did not pass its checks (see the night's log)"}
-    past = earlier_probes(run_dir.parent, run_dir.name)
+    past = earlier_probes(run_dir.regressions.path, run_dir.id)
     return {**out, **pair_verdict(state["control"]["judged"], state["candidate"]["judged"], past, settings)}
 
 
@@ -127,7 +130,7 @@ def cite(report: dict) -> None:
     line = (report.get("control") or {}).get("line")
     if not line or report["control"]["verdict"] == "skip":
         return
-    for check in (c for j in report["jobs"] for c in j["checks"] if c["name"] == "regression" and c["passed"] is False):
+    for check in (c for j in report["jobs"] for c in failed_checks(j) if c["name"] == "regression"):
         check["evidence"] += f"; control: {line}"
 
 

@@ -10,9 +10,11 @@ from typing import Optional
 from ..jobs import fingerprint
 from ..worker import fsutil
 from ..worker.jobdir import JobDir
+from ..core.rundir import Regressions, file_name, last_good
 from . import judge
 
-STORE = "fingerprints.json"
+# The store's file name in regressions/ (Regressions.fingerprints).
+STORE = file_name("fingerprints")
 KEEP_NIGHTS = 30
 # How many changes a night keeps in the store and index.html shows (the report shows all).
 KEPT_CHANGES = 50
@@ -51,13 +53,12 @@ def add(report: dict, regressions: Path, jobs_dir: Path) -> None:
 
 
 def load(regressions: Path) -> list:
-    return fsutil.read_json(regressions / STORE, []) or []
+    return fsutil.read_json(Regressions(regressions).fingerprints, []) or []
 
 
-def last_good(nights: list, before_run: str) -> Optional[dict]:
-    """The newest night before `before_run` that passed and kept its fingerprint."""
-    good = [n for n in nights if n["run_id"] < before_run and n.get("passed") and n.get("fingerprint") is not None]
-    return good[-1] if good else None
+def last_good_kept(nights: list, before_run: str) -> Optional[dict]:
+    """The last good night before `before_run` (rundir.last_good) of those that kept their fingerprint."""
+    return last_good(((n["run_id"], n) for n in reversed(nights) if n.get("fingerprint") is not None), before_run)
 
 
 def tonight(regressions: Path, run_id: str, jobs_dir: Path, jobs: list, code_id: Optional[str]) -> tuple:
@@ -66,7 +67,7 @@ def tonight(regressions: Path, run_id: str, jobs_dir: Path, jobs: list, code_id:
     A night without job fingerprints is compared on the snapshot alone: what
     it could not record did not change."""
     night = of_night(jobs_dir, jobs, code_id)
-    good = last_good(load(regressions), run_id)
+    good = last_good_kept(load(regressions), run_id)
     if good is None:
         return night, {"since": None, "added": {}, "removed": {}, "changed": {}}
     old = good["fingerprint"] if len(night) > 1 else {k: v for k, v in good["fingerprint"].items() if k in night}
@@ -87,7 +88,7 @@ def remember(regressions: Path, report: dict) -> None:
     for n in nights:
         if n["run_id"] not in recent:
             n["fingerprint"] = None
-    fsutil.write_json(regressions / STORE, nights)
+    fsutil.write_json(Regressions(regressions).fingerprints, nights)
 
 
 def markdown(report: dict) -> list:
@@ -98,7 +99,7 @@ def markdown(report: dict) -> list:
     if d.get("since") is None:
         return ["## What changed since the last good night", "", "No good night before this one to compare with.", ""]
     found = fingerprint.changes(d)
-    more = [f"- and {len(found) - SHOWN_IN_REPORT} more (report.json: fingerprint_diff)"] if len(found) > SHOWN_IN_REPORT else []
+    more = [f"- and {len(found) - SHOWN_IN_REPORT} more ({file_name('report')}: fingerprint_diff)"] if len(found) > SHOWN_IN_REPORT else []
     return ([f"## What changed since the last good night ({d['since']})", ""]
             + ([f"- {c}" for c in found[:SHOWN_IN_REPORT]] + more or ["Nothing: the same fingerprint."]) + [""])
 

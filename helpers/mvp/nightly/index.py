@@ -8,7 +8,9 @@ from html import escape
 from pathlib import Path
 
 from ..worker import fsutil
+from ..core.rundir import NIGHT, Regressions, file_name
 from . import fingerprints
+from .judge import failed_checks
 from .history import FIGURES, REPLACED, figures, is_good
 from .report import attempt_links, page, verdict
 
@@ -22,7 +24,7 @@ def _entry(job: dict) -> dict:
     singles = {v["figure"]: {k: v[k] for k in ("median", "low", "high", "regressed") if k in v}
                for v in regression.get("figures", []) if v.get("regressed") is not None}
     return {"status": job["status"], "duration_s": job["duration_s"], "throughput": job["metrics"]["mean_throughput"],
-            "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False],
+            "failed_checks": [c["name"] for c in failed_checks(job)],
             "submission_id": job.get("submission_id"), "attempts": job.get("attempts") or [],
             "figures": {**figures(job), "duration_s": job["duration_s"]},
             "judged": {**_banded(regression), **singles},
@@ -61,7 +63,7 @@ def _drop_old_curves(history: list, keep: int) -> None:
 
 
 def _date(night: dict) -> str:
-    return (night.get("started_at") or night["run_id"].removeprefix("nightly-"))[:10]
+    return (night.get("started_at") or night["run_id"].removeprefix(NIGHT))[:10]
 
 
 def chart(history: list, job: str, key: str) -> str:
@@ -147,11 +149,12 @@ def _cell(entry) -> str:
 def render(history: list, regressions: Path) -> str:
     names = sorted({name for n in history for name in n["jobs"]})
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
-    rows = []
+    rows, regs = [], Regressions(regressions)
     for night in reversed(history):
         cells = "".join(_cell(night["jobs"].get(name)) for name in names)
-        link = (f"<a href=\"{escape(night['run_id'])}/report.html\">{escape(night['run_id'])}</a>"
-                if (regressions / night["run_id"] / "report.html").is_file() else escape(night["run_id"]) + " (pruned)")
+        link = (f"<a href=\"{escape(night['run_id'])}/{file_name('report_html')}\">{escape(night['run_id'])}</a>"
+                if regs.run(night["run_id"]).report_html.is_file()
+                else escape(night["run_id"]) + " (pruned)")
         rows.append(f"<tr class=\"night\"><td>{link}</td><td>{verdict(night['passed'])}</td>{cells}</tr>")
     trends = "".join(f"<h3>{escape(name)}</h3><div>{''.join(chart(history, name, key) for key in CHARTED)}</div>"
                      for name in names)
@@ -164,7 +167,8 @@ def render(history: list, regressions: Path) -> str:
 
 
 def write(regressions: Path, report: dict, keep_curves: int = 0) -> Path:
-    history = record(regressions / "history.json", report, keep_curves)
-    out = regressions / "index.html"
+    regs = Regressions(regressions)
+    history = record(regs.history, report, keep_curves)
+    out = regs.index
     fsutil.write_text(out, render(history, regressions))
     return out

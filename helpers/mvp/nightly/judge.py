@@ -8,6 +8,7 @@ from ..jobs import bundle, ckpt_keep, fingerprint, resumed, workloads
 from ..jobs.chain import chain_of, resumed_from
 from ..worker.jobdir import JobDir
 from ..core.layout import Layout
+from ..core.rundir import file_name
 from . import bands, resume
 from ..core import metrics
 
@@ -258,11 +259,18 @@ def attempts(jobs: Path, chain: list) -> list:
             for i, a in enumerate(chain)]
 
 
+def failed_checks(job: dict) -> list:
+    """The checks a judged job (or probe) failed: passed is False (None is
+    "not judged yet", which fails nothing). The one definition the report,
+    the index, the mail, the control and bisection use."""
+    return [c for c in job["checks"] if c["passed"] is False]
+
+
 def summary_line(report: dict) -> str:
     run = report["run_id"]
     if report.get("failed_step"):
         return f"NIGHTLY FAIL {run}: step {report['failed_step']} failed before the jobs ran (see {report['log']})"
-    failed = [(j["name"], [c["name"] for c in j["checks"] if c["passed"] is False]) for j in report["jobs"]]
+    failed = [(j["name"], [c["name"] for c in failed_checks(j)]) for j in report["jobs"]]
     failed = [(name, checks) for name, checks in failed if checks]
     code = " (control: code worse than its control)" if (report.get("control") or {}).get("verdict") == "code" else ""
     if not failed and not code:
@@ -283,7 +291,7 @@ def fingerprint_line(diff: dict) -> str:
         found = [f for f in found if not f.startswith("packages.sha256 ")]
     if not found or not diff.get("since"):
         return ""
-    more = f" (and {len(found) - FINGERPRINT_NAMED} more: report.md)" if len(found) > FINGERPRINT_NAMED else ""
+    more = f" (and {len(found) - FINGERPRINT_NAMED} more: {file_name('report_md')})" if len(found) > FINGERPRINT_NAMED else ""
     return f"fingerprint changed since the last good night {diff['since']}: {', '.join(found[:FINGERPRINT_NAMED])}{more}"
 
 
@@ -293,7 +301,7 @@ def name_changed_fingerprint(report: dict) -> None:
     and of the report. A night that passed, or whose fingerprint did not
     change, gets nothing."""
     line = fingerprint_line(report.get("fingerprint_diff"))
-    failed = [c for j in report["jobs"] for c in j["checks"] if c["passed"] is False]
+    failed = [c for j in report["jobs"] for c in failed_checks(j)]
     if not line or not (failed or report.get("failed_step")):
         return
     report["fingerprint_changed"] = line

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..worker import fsutil, kv
 from ..worker.errors import MvpError
 from ..core.dashboard import Dashboard
+from ..core.rundir import Regressions, RunDir
 from . import calibration, control, fingerprints, history, index, judge, report, resume, retention
 
 
@@ -29,14 +30,16 @@ def input_manifests(settings) -> dict:
 
 
 def record_inputs(run_dir: Path, phase: str, settings) -> None:
-    recorded = fsutil.read_json(run_dir / "inputs.json", {}) or {}
+    inputs = RunDir(run_dir).inputs
+    recorded = fsutil.read_json(inputs, {}) or {}
     recorded[phase] = input_manifests(settings)
-    fsutil.write_json(run_dir / "inputs.json", recorded)
+    fsutil.write_json(inputs, recorded)
 
 
 def write_plan(run_dir: Path, args, settings) -> dict:
     """plan.json: what the night ran, for the judge and for people."""
-    inputs = fsutil.read_json(run_dir / "inputs.json", {}) or {}
+    run_dir = RunDir(run_dir)
+    inputs = fsutil.read_json(run_dir.inputs, {}) or {}
     before, after = inputs.get("before") or {}, inputs.get("after") or {}
     jobs = []
     for item in args.job:
@@ -45,14 +48,14 @@ def write_plan(run_dir: Path, args, settings) -> dict:
         except ValueError as exc:
             raise MvpError(f"--job: {exc}; give NAME=SUBMISSION_ID (empty id: the submit script failed)") from None
         jobs.append({"name": name, "submission_id": sid or None,
-                     "error": "" if sid else f"the submit script failed; see {run_dir / 'nightly.log'}"})
-    plan = {"run_id": run_dir.name, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
+                     "error": "" if sid else f"the submit script failed; see {run_dir.log}"})
+    plan = {"run_id": run_dir.id, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
             "resume": _resume_arg(args.resume), "checks": _checks_arg(args.checks),
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
             "rises": list(args.rises),
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
-    fsutil.write_json(run_dir / "plan.json", plan)
+    fsutil.write_json(run_dir.plan, plan)
     return plan
 
 
@@ -91,7 +94,8 @@ def only_checks(jobs: list, wanted: dict) -> None:
 def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
     judge.add_resume_fidelity(jobs, plan, settings.jobs_dir, settings.nightly_resume_band)
-    past = fsutil.read_json(run_dir.parent / "history.json", []) or []
+    run_dir = RunDir(run_dir)
+    past = run_dir.regressions.read_history()
     measured = calibration.read_calibration()
     for job in jobs:
         check = history.check(job, past, plan["run_id"], settings)
@@ -104,7 +108,7 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "code_id": plan.get("code_id"),
-        "failed_step": plan.get("failed_step"), "log": str(run_dir / "nightly.log"),
+        "failed_step": plan.get("failed_step"), "log": str(run_dir.log),
         "prepare": plan.get("prepare"), "jobs": jobs,
     }
     pair = control.judge(run_dir, settings)
@@ -114,11 +118,11 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     # A check not judged yet (passed: null) fails nothing; a candidate worse than its control fails the night.
     rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"]) \
         and (pair or {}).get("verdict") != "code"
-    fingerprints.add(rep, run_dir.parent, settings.jobs_dir)
+    fingerprints.add(rep, run_dir.regressions.path, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
-    fsutil.write_json(run_dir / "report.json", rep)
-    fsutil.write_text(run_dir / "report.md", report.markdown(rep))
-    fsutil.write_text(run_dir / "report.html", report.html(rep))
+    fsutil.write_json(run_dir.report, rep)
+    fsutil.write_text(run_dir.report_md, report.markdown(rep))
+    fsutil.write_text(run_dir.report_html, report.html(rep))
     return rep
 
 

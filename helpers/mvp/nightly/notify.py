@@ -25,10 +25,12 @@ from pathlib import Path
 
 from ..worker import fsutil
 from ..worker.errors import MvpError
+from ..core.rundir import NIGHT_ID, RunDir
 from .history import FIGURES, band_rule
+from .judge import failed_checks
 
 TIMEOUT_S = 10
-RUN_ID = re.compile(r"^nightly-\d{8}T\d{6}Z$")
+RUN_ID = re.compile(f"^{NIGHT_ID}$")
 
 
 def _history_settings(settings) -> None:
@@ -78,14 +80,14 @@ def check_settings(settings) -> None:
 
 
 def _failed(report: dict) -> list:
-    return [{"job": j["name"], "checks": [c["name"] for c in j["checks"] if c["passed"] is False]}
-            for j in report["jobs"] if any(c["passed"] is False for c in j["checks"])]
+    return [{"job": j["name"], "checks": [c["name"] for c in failed_checks(j)]}
+            for j in report["jobs"] if failed_checks(j)]
 
 
 def bisection_line(run_dir: Path) -> str:
     """What the night's bisection found (bisection.json, 60 with
     MVP_NIGHTLY_BISECT_REPO), as one line; "" when none ran."""
-    found = fsutil.read_json(run_dir / "bisection.json")
+    found = fsutil.read_json(RunDir(run_dir).bisection)
     return f"Bisection: {found['line']} ({found['report']})" if found else ""
 
 
@@ -93,9 +95,9 @@ def send_mail(settings, report: dict, run_dir: Path) -> None:
     msg = EmailMessage()
     msg["To"] = ", ".join(settings.nightly_mail_to)
     msg["Subject"] = report["summary"]
-    bisected = bisection_line(run_dir)
-    msg.set_content((f"{bisected}\n\n" if bisected else "") + (run_dir / "report.md").read_text(encoding="utf-8")
-                    + f"\nReport: {run_dir / 'report.html'}\n")
+    bisected, run_dir = bisection_line(run_dir), RunDir(run_dir)
+    msg.set_content((f"{bisected}\n\n" if bisected else "") + run_dir.report_md.read_text(encoding="utf-8")
+                    + f"\nReport: {run_dir.report_html}\n")
     # One header line for the verdict (folding it would split it for a grep or a filter rule).
     text = msg.as_bytes(policy=policy.default.clone(max_line_length=998))
     done = subprocess.run([settings.nightly_sendmail, "-t", "-oi"], input=text, capture_output=True,
@@ -107,17 +109,16 @@ def send_mail(settings, report: dict, run_dir: Path) -> None:
 def trust_lines(report: dict) -> list:
     """Beside a failed check that says how far to trust it (the regression
     check's measured error rates): "JOB: LINE"."""
-    return [f"{j['name']} {c['name']}: {c['trust']}" for j in report["jobs"] for c in j["checks"]
-            if c["passed"] is False and c.get("trust")]
+    return [f"{j['name']} {c['name']}: {c['trust']}" for j in report["jobs"] for c in failed_checks(j)
+            if c.get("trust")]
 
 
 def post_webhook(url: str, report: dict, run_dir: Path) -> None:
-    bisected = bisection_line(run_dir)
-    text = "\n".join(line for line in (report["summary"], *trust_lines(report), bisected, str(run_dir / "report.html"))
-                      if line)
+    bisected, page = bisection_line(run_dir), str(RunDir(run_dir).report_html)
+    text = "\n".join(line for line in (report["summary"], *trust_lines(report), bisected, page) if line)
     payload = {"text": text, "run_id": report["run_id"], "bisection": bisected or None,
                "passed": report["passed"], "summary": report["summary"], "failed": _failed(report),
-               "report": str(run_dir / "report.html")}
+               "report": page}
     request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
     try:
@@ -144,9 +145,9 @@ def _try(send, tries: int, pause_s: float) -> dict:
 
 
 def notify(run_dir: Path, settings) -> dict:
-    report = fsutil.read_json(run_dir / "report.json")
+    report = RunDir(run_dir).read_report()
     if report is None:
-        raise MvpError(f"{run_dir}/report.json does not exist: the night was not judged, so there is nothing to tell")
+        raise MvpError(f"{RunDir(run_dir).report} does not exist: the night was not judged, so there is nothing to tell")
     channels = {}
     if settings.nightly_mail_to:
         channels["mail"] = lambda: send_mail(settings, report, run_dir)
@@ -169,7 +170,7 @@ def main(args, settings) -> int:
         check_settings(settings)
         return 0
     run_dir = settings.layout.named(args.run_dir)
-    record = run_dir / "notified.json"
+    record = RunDir(run_dir).notified
     if record.exists():
         print(f"SKIP: this night was told already ({record})", file=sys.stderr)
         return 0

@@ -1,7 +1,9 @@
 """report.md (for a terminal or a mail) and report.html (one static page)."""
 from html import escape
 
+from ..core.rundir import file_name
 from . import bandview, fingerprints
+from .judge import failed_checks
 
 
 def _fmt(value, digits=2) -> str:
@@ -11,7 +13,7 @@ def _fmt(value, digits=2) -> str:
 
 
 def _failed(job: dict) -> list:
-    return [c["name"] for c in job["checks"] if c["passed"] is False]
+    return [c["name"] for c in failed_checks(job)]
 
 
 def shown_id(job: dict) -> str:
@@ -147,7 +149,7 @@ def html(report: dict) -> str:
                    if report.get("failed_step") else "")
     body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"
             f"<p>Started {escape(report['started_at'])}, finished {escape(report['finished_at'])}; "
-            f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../index.html\">All nights</a></p>"
+            f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../{file_name('index')}\">All nights</a></p>"
             f"{failed_step}{fingerprints.html(report)}{control_html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
             f"<th>step s</th><th>throughput</th><th>SPS</th><th>checks</th></tr>{rows}</table>{details}"
             f"<p><code>{escape(report['summary'])}</code></p>")

@@ -6,29 +6,26 @@ from pathlib import Path
 
 from ..worker import fsutil, jobdir
 from ..core import log
+from ..core.rundir import Regressions, RunDir
 from ..core.dashboard import TERMINAL, Dashboard
 
 
-def run_dirs(regressions: Path) -> list:
-    return sorted(p for p in regressions.glob("nightly-*") if p.is_dir())
-
-
-def _job_ids(run_dir: Path) -> set:
-    report = fsutil.read_json(run_dir / "report.json") or fsutil.read_json(run_dir / "plan.json") or {}
+def _job_ids(run_dir: RunDir) -> set:
+    report = run_dir.read_report() or run_dir.read_plan() or {}
     ids = {j["submission_id"] for j in report.get("jobs", []) if j.get("submission_id")}
     # A retried job's earlier attempts go (or stay) with it; so do the same-night control's probes (control.json).
-    probes = fsutil.read_json(run_dir / "control.json", {}) or {}
+    probes = fsutil.read_json(run_dir.control, {}) or {}
     ids |= {(probes.get(role) or {}).get("submission_id") for role in ("control", "candidate")} - {None}
     return ids | {a["submission_id"] for j in report.get("jobs", []) for a in j.get("attempts") or []}
 
 
-def _is_of(run_dir: Path, cluster: str) -> bool:
+def _is_of(run_dir: RunDir, cluster: str) -> bool:
     """A run without a cluster in its plan.json is older than cluster names: this cluster's."""
-    return (fsutil.read_json(run_dir / "plan.json", {}) or {}).get("cluster") in (None, cluster)
+    return (run_dir.read_plan({}) or {}).get("cluster") in (None, cluster)
 
 
 def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, cluster: str) -> list:
-    every = run_dirs(regressions)
+    every = Regressions(regressions).nights()
     runs = [r for r in every if _is_of(r, cluster)]
     others = [r for r in every if r not in runs]
     old, kept = runs[:-keep] if keep > 0 else runs, runs[-keep:] if keep > 0 else []
@@ -46,10 +43,10 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, cluster
             shutil.rmtree(jobs_dir / sid, ignore_errors=True)
             removed_jobs.add(sid)
         if spared:
-            log.step(f"retention: keeping {run.name} for jobs still running or linked: {', '.join(spared)}")
+            log.step(f"retention: keeping {run.id} for jobs still running or linked: {', '.join(spared)}")
             continue
-        shutil.rmtree(run)
-        removed.append(run.name)
+        shutil.rmtree(run.path)
+        removed.append(run.id)
     jobdir.index_remove(jobs_dir, removed_jobs)
     if removed:
         log.step(f"retention: removed {len(removed)} run(s) beyond the newest {keep}: {', '.join(removed)}")

@@ -279,8 +279,7 @@ def emit_plan(night: list, resume_job: str, resume_ref: str, skip: str, extra: d
         key = f"job_{j.name}_"
         pairs += [(key + "script", j.script), (key + "spec", j.spec), (key + "workload", j.workload),
                   (key + "retries", "" if j.retries is None else j.retries), (key + "checks", ",".join(j.checks)),
-                  (key + "rises", "1" if j.rises else ""), (key + "argc", len(words))]
-        pairs += [(f"{key}arg_{i}", w) for i, w in enumerate(words)]
+                  (key + "rises", "1" if j.rises else ""), *kv.words(key, words)]
     kv.emit(*pairs)
 
 

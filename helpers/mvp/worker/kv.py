@@ -2,7 +2,9 @@
 (scripts/lib/kv.sh is bash's): a result a program reads travels on stdout as
 key=value lines, made by `emit` and read by `parse`, never by matching what
 a person reads. A key is [a-z][a-z0-9_]*; a value is the rest of its line
-('=' included, never a newline); a list travels as one value.
+('=' included, never a newline); a list travels as one value, but a list of
+words (an argv) as `words` makes it and `read_words` (bash: mvp::kv::words)
+reads it back, whatever the words hold.
 
 Standard library only: image_check.py imports it as a plain file inside an
 image that has none of the helper's packages."""
@@ -10,6 +12,9 @@ import re
 import sys
 
 KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
+# A word's escapes: a backslash, a newline and a carriage return (what bash's printf %b reads back).
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r"}
+_UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r"}
 
 
 def line(key: str, value) -> str:
@@ -50,3 +55,25 @@ def parse(text: str) -> dict:
                 raise ValueError(f"line {n}: {exc}") from None
             found[key] = value
     return found
+
+
+def words(prefix: str, items: list) -> list:
+    """The (key, value) pairs that carry a list of words: PREFIXargc=N, then
+    PREFIXarg_I=the word for each, its backslashes, newlines and carriage
+    returns escaped (\\\\, \\n, \\r), so a word may hold anything, spaces,
+    quotes and '=' as they are."""
+    return [(prefix + "argc", len(items)),
+            *((f"{prefix}arg_{i}", "".join(_ESCAPES.get(c, c) for c in str(w))) for i, w in enumerate(items))]
+
+
+def read_words(found: dict, prefix: str = "") -> list:
+    """The words `words` carried, from parse's dict; ValueError for a missing one or an unknown escape."""
+    def unescape(match) -> str:
+        if match.group(1) not in _UNESCAPES:
+            raise ValueError(f"'\\{match.group(1)}' is not an escape of a word (\\\\, \\n, \\r)")
+        return _UNESCAPES[match.group(1)]
+    try:
+        return [re.sub(r"\\(.?)", unescape, found[f"{prefix}arg_{i}"], flags=re.S)
+                for i in range(int(found[prefix + "argc"]))]
+    except KeyError as exc:
+        raise ValueError(f"no word {exc} of {prefix}argc={found.get(prefix + 'argc')}") from None
