@@ -21,7 +21,7 @@
 # bisect.json; the jobs' logs go to its bisect.log.
 # A commit the runbook cannot test is skipped, as `git bisect skip`, never
 # bad: no snapshot of it, a verl the CPU layer cannot serve (the preflight's
-# refusal, or the layer's MVP_CPU_LAYER_FAILED line in the driver log), a
+# refusal, exit 69, or the layer's MVP_CPU_LAYER_FAILED line in the driver log), a
 # job the cluster did not admit (exit 75) or lost (LOST); the next probe is
 # the commit nearest the middle that is not skipped. A crash of verl is bad.
 # Exit: 0 found; 1 GOOD is not good or BAD is not bad, or skipped commits
@@ -59,11 +59,11 @@ probe() {
   else
     mvp::log::warn "no snapshot of $commit (see $log)"
   fi
-  # No job: why not (the submit's exit code and ERROR line), for the probe's skip or BAD.
+  # No job: why not (the submit's exit code), for the probe's skip or BAD.
   [[ ! -s $why ]] || mvp::kv::read no_job <"$why" || mvp::log::die "the probe's answer: $MVP_KV_ERROR"
   rm -f "$why"
   mvp::helper::run bisect record --dir "$dir" --commit "$commit" --code-id "$code" --submission-id "$sid" \
-    --submit-rc "${no_job[submit_rc]:-}" --submit-error "${no_job[submit_error]:-}"
+    --submit-rc "${no_job[submit_rc]:-}"
 }
 
 main() {

@@ -207,7 +207,6 @@ def _bisect_commands(sub) -> None:
     c.add_argument("--code-id", default="", help="record: its snapshot")
     c.add_argument("--submission-id", default="", help="record: its job (empty: not submitted)")
     c.add_argument("--submit-rc", default="", help="record: the submit script's exit code, when it gave no job")
-    c.add_argument("--submit-error", default="", help="record: the submit script's last ERROR line, when it gave no job")
     c.set_defaults(func=module_command("nightly.bisection", "main"))
 
 

@@ -141,23 +141,20 @@ mvp::submit::spec_retries() {
 # CODE (61's bisection probes, 60's control pair); the submit script's stderr
 # goes to LOG (/dev/stderr: the caller's). Prints the job's submission id
 # (the submit script prints it once Ray has the job, whatever the job's end),
-# or nothing when Ray never had it; then, with WHY (a file) and a LOG that
-# is a file, WHY gets key=value lines submit_rc (its exit code) and
-# submit_error (its last ERROR line in LOG): why no job.
+# or nothing when Ray never had it; then, with WHY (a file), WHY gets the
+# key=value line submit_rc=<the submit script's exit code>: why no job.
 mvp::submit::probe() {
   local -n _probe_plan=$1
-  local code=$2 log=$3 why=${4:-} out rc=0 at=0
+  local code=$2 log=$3 why=${4:-} out rc=0
   local -a spec=() words=()
   local -A answer=()
   [[ -z ${_probe_plan[spec]} ]] || spec=("${_probe_plan[spec]}")
   mvp::kv::words words _probe_plan
-  [[ -z $why || ! -f $log ]] || at=$(stat -c %s "$log")
   out=$(env "${MVP_FLAG_SETTINGS[@]}" CODE_ID="$code" "$MVP_REPO/scripts/${_probe_plan[script]}.sh" "${spec[@]}" \
     --porcelain --wait "${words[@]}" 2>>"$log") || rc=$?
   mvp::kv::read answer <<<"$out" || mvp::log::warn "the probe's submit script's answer: $MVP_KV_ERROR"
   echo "${answer[submission_id]:-}"
-  [[ -z $why || -n ${answer[submission_id]:-} || ! -f $log ]] ||
-    mvp::kv::emit submit_rc "$rc" submit_error "$(tail -c "+$((at + 1))" "$log" | grep '^ERROR: ' | tail -n 1)" >"$why"
+  [[ -z $why || -n ${answer[submission_id]:-} ]] || mvp::kv::emit submit_rc "$rc" >"$why"
 }
 
 # mvp::submit::rewards: the runbook's reward functions (templates/rewards/*.py)

@@ -22,8 +22,9 @@ from ..worker.errors import MvpError
 TESTED = ("0.9.1",)
 VERSION_FILE = "verl/version/version"
 CPU_LAYER = Path(__file__).resolve().parents[2] / "verl_cpu" / "mvp_verl_cpu"
-# The words of the refusal below: 61 skips a commit it names (bisection.untestable).
-CANNOT_SERVE = "the CPU layer (helpers/verl_cpu) cannot serve"
+# sysexits' EX_UNAVAILABLE: the exit code of the refusal below (40-44 pass it
+# on), by which 61 skips the commit, as one the runbook cannot test.
+UNSERVED_EXIT = 69
 
 
 def layer_marker(layer: Path = CPU_LAYER) -> str:
@@ -134,8 +135,8 @@ def check(profile: str, loads_layer: bool, code_path: Path, label: str) -> tuple
         return [f"verl: snapshot {label} holds {shown}"], warnings
     lacking = missing(code_path, layer_imports())
     if lacking:
-        raise MvpError(f"MVP_TRAINER_PROFILE={profile}: {CANNOT_SERVE} snapshot {label}'s "
+        raise MvpError(f"MVP_TRAINER_PROFILE={profile}: the CPU layer (helpers/verl_cpu) cannot serve snapshot {label}'s "
                        f"{shown}: it imports {lacking[0]}{f' (and {len(lacking) - 1} more)' if len(lacking) > 1 else ''}; "
                        f"the CPU layer serves verl {', '.join(TESTED)} (docs/versions.md): snapshot one of those, "
-                       "or train on GPUs (MVP_TRAINER_PROFILE=gpu)")
+                       "or train on GPUs (MVP_TRAINER_PROFILE=gpu)", UNSERVED_EXIT)
     return [f"verl: snapshot {label} holds {shown}; the CPU layer finds every name it imports from it"], warnings

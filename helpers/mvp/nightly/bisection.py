@@ -439,13 +439,13 @@ def untestable(args, judged: dict, settings) -> str:
     end (not admitted: exit 75; LOST). Any other crash, verl's own included,
     is no skip: a commit that crashes training has broken it (BAD)."""
     if not args.code_id:
-        return "no snapshot of its commit (31 --git-repo failed; see bisect.log)"
+        return f"no snapshot of its commit (31 --git-repo failed; see {file_name('bisect_log')})"
     if not args.submission_id:
-        error = args.submit_error.removeprefix("ERROR: ")
-        if verl_release.CANNOT_SERVE in error:
-            return f"the runbook's CPU layer cannot serve its verl: {error}"
+        where = f"its ERROR line is in {file_name('bisect_log')}"
+        if args.submit_rc == str(verl_release.UNSERVED_EXIT):
+            return f"the runbook's CPU layer cannot serve its verl (the preflight's refusal, exit {args.submit_rc}; {where})"
         if args.submit_rc == str(admission.BUSY_EXIT):
-            return f"the cluster did not admit its job (exit {admission.BUSY_EXIT}): {error}"
+            return f"the cluster did not admit its job (exit {args.submit_rc}; {where})"
         return ""
     if judged.get("status") == "LOST":
         return "its job was lost to the cluster (LOST: its driver's node or the head went away)"
