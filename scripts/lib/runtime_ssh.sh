@@ -14,16 +14,10 @@
 # config/settings.contract).
 mvp::rt::derive() {
   mvp::rt::parse_inventory
-  MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
-  MVP_NODE_VERL_DIR=$(mvp::rt::node_path "$MVP_VERL_DIR")
-}
-
-# A path of this host as the nodes see it: under the host's view of the
-# shared storage it moves to SHARED_ROOT; anything else is the same path
-# (the nodes have it too, or 00_prereq_check.sh says they do not).
-mvp::rt::node_path() {
-  local p=$1 host=${MVP_HOST_SHARED_DIR%/}
-  if [[ $p == "$host" || $p == "$host"/* ]]; then echo "${SHARED_ROOT%/}${p#"$host"}"; else echo "$p"; fi
+  # Under the host's view of the shared storage a path moves to SHARED_ROOT;
+  # anything else is the same path on the nodes.
+  mvp::config::node_path --outside-as-is "$MVP_REPO" MVP_NODE_REPO
+  mvp::config::node_path --outside-as-is "$MVP_VERL_DIR" MVP_NODE_VERL_DIR
 }
 
 # MVP_SSH_HEAD and MVP_SSH_WORKERS ([user@]host[:port]) into the ssh target
@@ -60,8 +54,7 @@ mvp::rt::parse_inventory() {
   done
   [[ -n $MVP_WORKER_IPS ]] || MVP_WORKER_IPS=${ips[*]}
   # config.sh named the nodes from MVP_WORKERS before this count.
-  MVP_NODES=("$MVP_HEAD_NODE")
-  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+  mvp::config::name_nodes
 }
 
 # The index of a node (0 = head) in the inventory.

@@ -14,10 +14,11 @@ helper() {
 }
 
 # check_mapping ROOT: no script under ROOT/scripts but config.sh strips the
-# host's shared dir off a path (the host<->node mapping); FILE:LINE of each.
+# host's shared dir off a path, or trims the dir itself to strip it with
+# later (the host<->node mapping); FILE:LINE of each.
 check_mapping() {
   local hits
-  hits=$(grep -rn 'MVP_HOST_SHARED_DIR"\?/\?}' "$1/scripts" | grep -v '/scripts/lib/config.sh:') || return 0
+  hits=$(grep -rnE 'MVP_HOST_SHARED_DIR"?/?}|\$\{MVP_HOST_SHARED_DIR(%|#|/)' "$1/scripts" | grep -v '/scripts/lib/config.sh:') || return 0
   echo "$hits"
   return 1
 }
@@ -49,6 +50,16 @@ check_mapping() {
   assert_line --index 2 --partial "/elsewhere/n1 is not under the shared root /host/shared"
 }
 
+@test "placement: node_path --outside-as-is maps a path under the host's shared dir (the dir itself, a trailing / on it) like node_path and keeps one outside as it is" {
+  run bash -c 'source "$1/scripts/lib/common.sh"; SHARED_ROOT=/data/shared
+    for MVP_HOST_SHARED_DIR in /host/shared /host/shared/; do
+      for p in /host/shared/repo /host/shared /opt/repo /host/shared-not/repo; do mvp::config::node_path --outside-as-is "$p"; done
+    done
+    mvp::config::node_path --outside-as-is /host/shared/verl NODE_VERL; echo "var=$NODE_VERL"' _ "$MVP_REPO"
+  assert_success
+  assert_output "$(printf '%s\n' /data/shared/repo /data/shared /opt/repo /host/shared-not/repo /data/shared/repo /data/shared /opt/repo /host/shared-not/repo var=/data/shared/verl)"
+}
+
 @test "placement: only scripts/lib/config.sh maps host paths to the nodes' (no string surgery on MVP_HOST_SHARED_DIR elsewhere)" {
   run check_mapping "$MVP_REPO"
   assert_success
@@ -62,4 +73,14 @@ check_mapping() {
   run check_mapping "$BATS_TEST_TMPDIR/tree"
   assert_failure
   assert_output --partial "/scripts/60_nightly_regression.sh:"
+}
+
+@test "placement: a runtime that trims the host's shared dir for a mapping of its own fails the mapping check with its file and line" {
+  mkdir -p "$BATS_TEST_TMPDIR/tree"
+  cp -r "$MVP_REPO/scripts" "$BATS_TEST_TMPDIR/tree/"
+  # shellcheck disable=SC2016  # the planted line, as the ssh runtime's own copy of the mapping wrote it
+  echo 'x() { local p=$1 host=${MVP_HOST_SHARED_DIR%/}; echo "${SHARED_ROOT%/}${p#"$host"}"; }' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_mapping "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+:x\(\) \{ local p"
 }
