@@ -150,7 +150,7 @@ mvp::config::derive() {
   [[ -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
     mvp::log::die "MVP_RUNTIME='$MVP_RUNTIME' has no scripts/lib/runtime_$MVP_RUNTIME.sh; restore it from git"
   # A runtime whose nodes have names of their own (slurm) renames them.
-  mvp::config::name_nodes
+  mvp::nodes::name_all
   local rule
   # The internal names the contract gives per runtime: what the runtime's
   # derive computes, else the contract's (never a value from outside).
@@ -165,7 +165,7 @@ mvp::config::derive() {
   # The Ray token: one 0600 file in the layout's secrets/ (mvp::ray::auth_token).
   mvp::config::layout secrets MVP_HOST_RAY_TOKEN_FILE
   MVP_HOST_RAY_TOKEN_FILE+=/ray_auth_token
-  mvp::config::node_path "$MVP_HOST_RAY_TOKEN_FILE" MVP_RAY_TOKEN_FILE
+  mvp::nodes::path "$MVP_HOST_RAY_TOKEN_FILE" MVP_RAY_TOKEN_FILE
   mvp::config::derive_worker_ips
   mvp::config::derive_verl_src
   mvp::rt::node_ray_dirs
@@ -334,53 +334,6 @@ mvp::config::init() {
   mvp::flags::parse "$@"
   mvp::config::load
   [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::log::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
-}
-
-# MVP_HEAD_NODE and MVP_NODES (head first) for MVP_WORKERS workers: the one
-# rule of the nodes' names (the ssh runtime asks again once its inventory has
-# counted the workers).
-mvp::config::name_nodes() {
-  local i
-  MVP_HEAD_NODE=mvp11-ray-head
-  MVP_NODES=("$MVP_HEAD_NODE")
-  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
-}
-
-# mvp::config::shared_name HOST_PATH: a path under this host's shared dir as
-# its name relative to the shared root (regressions/<run id>), the form the
-# helper takes and resolves on whichever side it runs. mvp::config::node_path
-# [--outside-as-is] HOST_PATH [VAR]: the same path as the nodes see it; a path
-# outside the shared dir is refused, or with --outside-as-is kept as it is (the
-# nodes have it too, or 00_prereq_check.sh says they do not). Both answer into
-# VAR when given (no subshell at every script's start). The one host<->node
-# mapping: mvp::config::shared_rel decides what is under the shared dir.
-mvp::config::shared_name() {
-  if ! mvp::config::shared_rel "$1" || [[ -z $REPLY ]]; then
-    mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
-  fi
-  mvp::config::answer "$REPLY" "${2-}"
-}
-mvp::config::node_path() {
-  local _mvp_as_is=0
-  [[ $1 != --outside-as-is ]] || { _mvp_as_is=1; shift; }
-  if mvp::config::shared_rel "$1"; then
-    mvp::config::answer "${SHARED_ROOT%/}${REPLY:+/$REPLY}" "${2-}"
-  elif ((_mvp_as_is)); then
-    mvp::config::answer "$1" "${2-}"
-  else
-    mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
-  fi
-}
-
-# REPLY: HOST_PATH relative to this host's shared dir (empty for the dir
-# itself); 1 when it is outside. A trailing / of the dir is no part of it.
-mvp::config::shared_rel() {
-  local dir=${MVP_HOST_SHARED_DIR%/}
-  REPLY=""
-  [[ $1 == "$dir" ]] && return 0
-  [[ $1 == "$dir"/* ]] || return 1
-  REPLY=${1#"$dir"/}
-  REPLY=${REPLY#/}
 }
 
 # mvp::config::answer VALUE [VAR]: VALUE into the variable VAR, else on stdout.

@@ -16,8 +16,8 @@ mvp::rt::derive() {
   mvp::rt::parse_inventory
   # Under the host's view of the shared storage a path moves to SHARED_ROOT;
   # anything else is the same path on the nodes.
-  mvp::config::node_path --outside-as-is "$MVP_REPO" MVP_NODE_REPO
-  mvp::config::node_path --outside-as-is "$MVP_VERL_DIR" MVP_NODE_VERL_DIR
+  mvp::nodes::path --outside-as-is "$MVP_REPO" MVP_NODE_REPO
+  mvp::nodes::path --outside-as-is "$MVP_VERL_DIR" MVP_NODE_VERL_DIR
 }
 
 # MVP_SSH_HEAD and MVP_SSH_WORKERS ([user@]host[:port]) into the ssh target
@@ -54,7 +54,7 @@ mvp::rt::parse_inventory() {
   done
   [[ -n $MVP_WORKER_IPS ]] || MVP_WORKER_IPS=${ips[*]}
   # config.sh named the nodes from MVP_WORKERS before this count.
-  mvp::config::name_nodes
+  mvp::nodes::name_all
 }
 
 # The index of a node (0 = head) in the inventory.

@@ -227,13 +227,16 @@ RUNTIME_EXCEPTIONS=(
   "runtime_kuberay.sh:MVP_RAY_AUTH"
   # What the sbatch script asked Slurm for (--cpus-per-task), over any value baked into the script.
   "runtime_slurm.sh:MVP_WORKER_CPUS"
+  # The allocation's head address, asked of Slurm (its slurm_node_ip runs scontrol and getent).
+  "runtime_slurm.sh:MVP_HEAD_IP"
 )
 
 # check_runtime_defaults ROOT: FILE:LINE: NAME of each such assignment in
-# ROOT/scripts/lib/runtime_*.sh; exit 1 if any. A value that runs a command
-# or a function ($(...)) is computed, not a default, unless the function is
-# the runtime's own copy of a shared one (mvp::rt::NAME beside an owner
-# mvp::LIB::NAME in scripts/lib): then FILE:LINE: NAME ($(COPY) copies OWNER).
+# ROOT/scripts/lib/runtime_*.sh; exit 1 if any. A value built through $(...)
+# counts too when what it runs is one of the runtime's own mvp::rt:: functions
+# (FILE:LINE: NAME (built by FUNCTION)): a rule the runtime keeps for itself,
+# as its own host<->node mapping was; a command, or a function of the shared
+# library (mvp::nodes::path), computes it where every runtime can ask.
 check_runtime_defaults() {
   PYTHONPATH="$1/helpers" python3 - "$1" "${RUNTIME_EXCEPTIONS[@]}" <<'PY'
 import re, sys
@@ -242,11 +245,6 @@ from mvp.core.settings import read_contract
 
 root, exceptions = Path(sys.argv[1]), set(sys.argv[2:])
 per_runtime = {e.name for e in read_contract(root / "config" / "settings.contract") if e.derived}
-owners = {}
-for lib in sorted((root / "scripts" / "lib").glob("*.sh")):
-    if not lib.name.startswith("runtime_"):
-        for owner, short in re.findall(r"^(mvp::[a-z_]+::([a-z0-9_]+))\(\)", lib.read_text(encoding="utf-8"), re.M):
-            owners.setdefault(short, owner)
 problems = []
 for path in sorted((root / "scripts" / "lib").glob("runtime_*.sh")):
     body = False
@@ -255,11 +253,11 @@ for path in sorted((root / "scripts" / "lib").glob("runtime_*.sh")):
         for name, value in re.findall(r"(?:^|[\s;&|{(])([A-Z][A-Z0-9_]*)=(\S*)", line) if body else ():
             if name not in per_runtime or f"{path.name}:{name}" in exceptions:
                 continue
-            copy = re.match(r'"?\$\((mvp::rt::([a-z0-9_]+))', value)
+            own = re.match(r'"?\$\((mvp::rt::[a-z0-9_]+)', value)
             if not value.startswith("$("):
                 problems.append(f"{path}:{n}: {name}")
-            elif copy and copy.group(2) in owners:
-                problems.append(f"{path}:{n}: {name} ($({copy.group(1)}) copies {owners[copy.group(2)]})")
+            elif own:
+                problems.append(f"{path}:{n}: {name} (built by {own.group(1)})")
         body = body and not line.startswith("}") and not line.endswith("; }")
 print("\n".join(problems))
 sys.exit(1 if problems else 0)
@@ -280,35 +278,36 @@ PY
   assert_output --regexp "/scripts/lib/runtime_local.sh:[0-9]+: MVP_PYTHON$"
 }
 
-@test "one owner: a per-runtime value built through \$(...) by the runtime's own copy of a shared function fails the check with its file, line, name and the owner" {
-  local ssh=$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh
+@test "one owner: a per-runtime value built through \$(...) by a function of the runtime's own fails the check with its file, line, name and that function" {
+  local ssh=$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh rt=mvp::rt::
   copy_tree "$BATS_TEST_TMPDIR/tree"
-  # shellcheck disable=SC2016  # the planted lines, as the ssh runtime's own mapping once read
-  sed -i 's|^  mvp::config::node_path --outside-as-is "$MVP_REPO" MVP_NODE_REPO$|  MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")|' "$ssh"
-  grep -q '^  MVP_NODE_REPO=\$(mvp::rt::node_path "\$MVP_REPO")$' "$ssh"
-  # shellcheck disable=SC2016
-  echo 'mvp::rt::node_path() { local p=$1 host=${MVP_HOST_SHARED_DIR%/}; echo "${SHARED_ROOT%/}${p#"$host"}"; }' >>"$ssh"
+  # The planted lines, as the ssh runtime's own mapping once read ($rt: no such
+  # function is defined in the real library, which shell_layout.bats checks).
+  sed -i "s|^  mvp::nodes::path --outside-as-is \"\\\$MVP_REPO\" MVP_NODE_REPO\$|  MVP_NODE_REPO=\$(${rt}node_path \"\\\$MVP_REPO\")|" "$ssh"
+  grep -qF "  MVP_NODE_REPO=\$(${rt}node_path \"\$MVP_REPO\")" "$ssh"
+  # shellcheck disable=SC2016  # the copy's body, as written in the runtime
+  echo "${rt}node_path() "'{ local p=$1 host=${MVP_HOST_SHARED_DIR%/}; echo "${SHARED_ROOT%/}${p#"$host"}"; }' >>"$ssh"
   run check_runtime_defaults "$BATS_TEST_TMPDIR/tree"
   assert_failure
-  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+: MVP_NODE_REPO \(\\\$\(mvp::rt::node_path\) copies mvp::config::node_path\)$"
+  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+: MVP_NODE_REPO \(built by ${rt}node_path\)$"
 }
 
 # check_node_names ROOT: the nodes' names (mvp11-ray-head, mvp11-ray-worker-N)
 # are spelled in code under ROOT/scripts and ROOT/helpers only in the body of
-# mvp::config::name_nodes (config.sh), however the value is built; FILE:LINE
+# mvp::nodes::name_all (nodes.sh), however the value is built; FILE:LINE
 # of each other and exit 1 if any.
 check_node_names() {
-  local config=$1/scripts/lib/config.sh first last hits
-  read -r first last < <(awk '/^mvp::config::name_nodes\(\) \{$/ { f = NR } f && /^}$/ { print f, NR; exit }' "$config")
-  [[ -n $first ]] || { echo "$config has no mvp::config::name_nodes, the owner"; return 1; }
+  local owner=$1/scripts/lib/nodes.sh first last hits
+  read -r first last < <(awk '/^mvp::nodes::name_all\(\) \{$/ { f = NR } f && /^}$/ { print f, NR; exit }' "$owner")
+  [[ -n $first ]] || { echo "$owner has no mvp::nodes::name_all, the owner"; return 1; }
   hits=$(grep -rnE --exclude-dir=__pycache__ 'mvp11-ray-(head|worker)' "$1/scripts" "$1/helpers" | grep -vE '^[^:]*:[0-9]+: *#' |
-    awk -F: -v config="$config" -v first="$first" -v last="$last" '!($1 == config && $2 > first && $2 < last)') || true
+    awk -F: -v owner="$owner" -v first="$first" -v last="$last" '!($1 == owner && $2 > first && $2 < last)') || true
   [[ -z $hits ]] && return 0
   echo "$hits"
   return 1
 }
 
-@test "one owner: the nodes' names are spelled only in mvp::config::name_nodes (config.sh); the ssh runtime asks it again after its count" {
+@test "one owner: the nodes' names are spelled only in mvp::nodes::name_all (nodes.sh); config.sh and the ssh runtime asks it again after its count" {
   run check_node_names "$MVP_REPO"
   assert_success
   assert_output ""
@@ -372,7 +371,7 @@ check_renderer_environ() {
 
 # check_layout_paths ROOT: no script under ROOT/scripts builds a path of the
 # shared root's layout by hand ($SHARED_ROOT/<dir> or $MVP_HOST_SHARED_DIR/<dir>,
-# <dir> a directory of shared-layout.txt): mvp::config::layout (and node_path)
+# <dir> a directory of shared-layout.txt): mvp::config::layout (and mvp::nodes::path)
 # own those; FILE:LINE of each and exit 1 if any.
 check_layout_paths() {
   local dirs hits

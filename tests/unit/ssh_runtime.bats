@@ -53,6 +53,15 @@ print("\n".join(archive.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" 
   grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"
 }
 
+@test "ssh: the repo and verl checkout under this host's view of the shared storage are the nodes' paths under SHARED_ROOT; outside it they stay as they are" {
+  run env MVP_HOST_SHARED_DIR=/mnt/shared/ MVP_VERL_DIR=/mnt/shared/common/verl bash -c 'source "$1/scripts/lib/common.sh"; mvp::flags::parse; mvp::config::load
+    echo "repo=$MVP_NODE_REPO"; echo "verl=$MVP_NODE_VERL_DIR"; echo "token=$MVP_RAY_TOKEN_FILE"' _ "$MVP_REPO"
+  assert_success
+  assert_line "repo=$MVP_REPO"
+  assert_line "verl=/private/common/verl"
+  assert_line "token=/private/secrets/ray_auth_token"
+}
+
 @test "ssh inventory: hosts by name need MVP_WORKER_IPS; given, they are used in order" {
   MVP_SSH_WORKERS="gpu-a gpu-b" run resolve
   assert_failure
