@@ -28,6 +28,7 @@ mvp::config::source_file() {
 #   MVP_CONTRACT_DEFAULT_OF NAME -> its `default`, for the type check
 #   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
 #   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
+#   MVP_CONTRACT_FILLED     NAME -> 1 once derive_defaults filled it (it was empty)
 # A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
 # printf -v from a file: refused, as is a line the format does not know.
 # An entry's kind, when given, is its first line (settings.py refuses any
@@ -38,7 +39,7 @@ mvp::config::read_contract() {
   local -a lines=()
   MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_COMPUTED=() MVP_CONTRACT_TYPES=()
   MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
-  declare -gA MVP_CONTRACT_DEFAULT_OF=()
+  declare -gA MVP_CONTRACT_DEFAULT_OF=() MVP_CONTRACT_FILLED=()
   mapfile -t lines <"$file" || mvp::log::die "cannot read $file; restore it from git"
   lines+=("END")
   for line in "${lines[@]}"; do
@@ -101,18 +102,18 @@ mvp::config::expand() {
 
 # mvp::config::derive_defaults LIST: a name still empty after every layer
 # gets the contract's default.RUNTIME (or default.PROFILE), else its
-# default.*: the first rule of LIST (MVP_CONTRACT_DERIVED or _COMPUTED) that matches.
+# default.*: the first rule of LIST (MVP_CONTRACT_DERIVED or _COMPUTED) that
+# matches; MVP_CONTRACT_FILLED says which names it filled.
 mvp::config::derive_defaults() {
   local -n rules_of=$1
   local rule name when template
-  local -A filled=()
   for rule in ${rules_of[@]+"${rules_of[@]}"}; do
     name=${rule%% *} rule=${rule#* } when=${rule%% *} template=${rule#* }
-    [[ -z ${!name-} && -z ${filled[$name]-} ]] || continue
+    [[ -z ${!name-} && -z ${MVP_CONTRACT_FILLED[$name]-} ]] || continue
     [[ $when == '*' || $when == "$MVP_RUNTIME" || $when == "$MVP_TRAINER_PROFILE" ]] || continue
     mvp::config::expand "$template"
     printf -v "$name" '%s' "$REPLY"
-    filled[$name]=1
+    MVP_CONTRACT_FILLED[$name]=1
   done
 }
 

@@ -80,8 +80,10 @@ mvp::rt::ssh_argv() {
     -o ServerAliveInterval=15 -o ServerAliveCountMax=4 -o LogLevel=ERROR)
   [[ -z $MVP_SSH_CONFIG ]] || MVP_SSH_ARGV+=(-F "$MVP_SSH_CONFIG")
   [[ -z $MVP_SSH_IDENTITY ]] || MVP_SSH_ARGV+=(-i "$MVP_SSH_IDENTITY" -o IdentitiesOnly=yes)
-  # ssh splits option values on spaces unless they are double-quoted.
-  [[ -z $MVP_SSH_KNOWN_HOSTS ]] || MVP_SSH_ARGV+=(-o "UserKnownHostsFile=\"$MVP_SSH_KNOWN_HOSTS\"")
+  # The contract's default is ssh's own file: as an option it would override
+  # an ssh_config's UserKnownHostsFile. ssh splits option values on spaces
+  # unless they are double-quoted.
+  [[ -n ${MVP_CONTRACT_FILLED[MVP_SSH_KNOWN_HOSTS]-} ]] || MVP_SSH_ARGV+=(-o "UserKnownHostsFile=\"$MVP_SSH_KNOWN_HOSTS\"")
   [[ -z ${MVP_SSH_PORTS[$i]} ]] || MVP_SSH_ARGV+=(-p "${MVP_SSH_PORTS[$i]}")
   MVP_SSH_ARGV+=("${MVP_SSH_TARGETS[$i]}")
 }
@@ -121,7 +123,7 @@ mvp::rt::reach() {
   local i=$1 err
   mvp::rt::ssh_argv "$i"
   if err=$("${MVP_SSH_ARGV[@]}" true 2>&1 </dev/null >/dev/null); then return 0; fi
-  local where known=${MVP_SSH_KNOWN_HOSTS:-~/.ssh/known_hosts}
+  local where known=$MVP_SSH_KNOWN_HOSTS
   where=$(mvp::rt::describe "$i")
   local host=${MVP_SSH_TARGETS[$i]#*@} port=${MVP_SSH_PORTS[$i]:-22}
   case $err in

@@ -133,9 +133,6 @@ DEFAULT_EXCEPTIONS=(
   # A message's word for empty (Slurm's default partition is then used): no value is given to Slurm.
   "scripts/70_render_sbatch.sh:MVP_SLURM_HEAD_PARTITION"
   "scripts/70_render_sbatch.sh:MVP_SLURM_PARTITION"
-  # ssh's own default file, named in a message when the setting is empty; a contract default would add
-  # -o UserKnownHostsFile to every ssh command line (empty means ssh's default, not a file of ours).
-  "scripts/lib/runtime_ssh.sh:MVP_SSH_KNOWN_HOSTS"
   # kind internal: 1 only in the nightly run that holds its lock (flock's child); unset is "not that run".
   "scripts/60_nightly_regression.sh:MVP_NIGHTLY_HOLDS_LOCK"
   # A message's words for an unset CODE_ID (31 derives it from the tree), in the nightly's plan line.
