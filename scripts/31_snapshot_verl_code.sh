@@ -69,7 +69,7 @@ main() {
     git_tree "$repo" "$GIT_SHA"
     # The tree as the node that runs the helper sees it (mvp::helper::env passes it).
     # shellcheck disable=SC2034  # read by name in mvp::helper::env
-    MVP_NODE_VERL_SRC=$(mvp::config::node_path "$GIT_TREE")
+    MVP_NODE_VERL_SRC=$(mvp::nodes::path "$GIT_TREE")
   fi
   local out
   local -A answer=()

@@ -333,7 +333,7 @@ main() {
   FAILED_STEP="" CODE_USED="" STOP_AT=0
   declare -gA IDS=()
   # The run directory as the helper takes it, wherever it runs: relative to the shared root.
-  RUN_NAME=$(mvp::config::shared_name "$RUN_DIR")
+  RUN_NAME=$(mvp::nodes::shared_name "$RUN_DIR")
   run_steps || true
   judge_night "$regressions"
   ((NIGHT_RC == 0)) || return 1

@@ -16,7 +16,7 @@ MVP_DRY_RUN=${MVP_DRY_RUN:-0}
 # cron gives PATH=/usr/bin:/bin; the tools we call also live in these.
 PATH="$PATH:/usr/local/bin:/usr/sbin:/sbin"
 
-for _mvp_lib in log kv run retry flags config helper ray submit steps; do
+for _mvp_lib in log kv run retry flags nodes config helper ray submit steps; do
   # shellcheck source=log.sh
   source "$MVP_REPO/scripts/lib/$_mvp_lib.sh"
 done

@@ -28,6 +28,7 @@ mvp::config::source_file() {
 #   MVP_CONTRACT_DEFAULT_OF NAME -> its `default`, for the type check
 #   MVP_CONTRACT_HELPER     NAME=VAR: what the Python helper gets, from which variable
 #   MVP_CONTRACT_SETTINGS   the names of kind `setting` (a config file's names)
+#   MVP_CONTRACT_FILLED     NAME -> 1 once derive_defaults filled it (it was empty)
 # A name that is not MVP_*, SHARED_ROOT or CODE_ID would be set by
 # printf -v from a file: refused, as is a line the format does not know.
 # An entry's kind, when given, is its first line (settings.py refuses any
@@ -38,7 +39,7 @@ mvp::config::read_contract() {
   local -a lines=()
   MVP_CONTRACT_DEFAULTS=() MVP_CONTRACT_DERIVED=() MVP_CONTRACT_COMPUTED=() MVP_CONTRACT_TYPES=()
   MVP_CONTRACT_HELPER=() MVP_CONTRACT_SETTINGS=()
-  declare -gA MVP_CONTRACT_DEFAULT_OF=()
+  declare -gA MVP_CONTRACT_DEFAULT_OF=() MVP_CONTRACT_FILLED=()
   mapfile -t lines <"$file" || mvp::log::die "cannot read $file; restore it from git"
   lines+=("END")
   for line in "${lines[@]}"; do
@@ -101,18 +102,18 @@ mvp::config::expand() {
 
 # mvp::config::derive_defaults LIST: a name still empty after every layer
 # gets the contract's default.RUNTIME (or default.PROFILE), else its
-# default.*: the first rule of LIST (MVP_CONTRACT_DERIVED or _COMPUTED) that matches.
+# default.*: the first rule of LIST (MVP_CONTRACT_DERIVED or _COMPUTED) that
+# matches; MVP_CONTRACT_FILLED says which names it filled.
 mvp::config::derive_defaults() {
   local -n rules_of=$1
   local rule name when template
-  local -A filled=()
   for rule in ${rules_of[@]+"${rules_of[@]}"}; do
     name=${rule%% *} rule=${rule#* } when=${rule%% *} template=${rule#* }
-    [[ -z ${!name-} && -z ${filled[$name]-} ]] || continue
+    [[ -z ${!name-} && -z ${MVP_CONTRACT_FILLED[$name]-} ]] || continue
     [[ $when == '*' || $when == "$MVP_RUNTIME" || $when == "$MVP_TRAINER_PROFILE" ]] || continue
     mvp::config::expand "$template"
     printf -v "$name" '%s' "$REPLY"
-    filled[$name]=1
+    MVP_CONTRACT_FILLED[$name]=1
   done
 }
 
@@ -149,11 +150,9 @@ mvp::config::derive() {
   mvp::config::check_types
   [[ -f $MVP_REPO/scripts/lib/runtime_$MVP_RUNTIME.sh ]] ||
     mvp::log::die "MVP_RUNTIME='$MVP_RUNTIME' has no scripts/lib/runtime_$MVP_RUNTIME.sh; restore it from git"
-  # Node names; a runtime whose nodes have names of their own (slurm) renames them.
-  MVP_HEAD_NODE=mvp11-ray-head
-  MVP_NODES=("$MVP_HEAD_NODE")
-  local i rule
-  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+  # A runtime whose nodes have names of their own (slurm) renames them.
+  mvp::nodes::name_all
+  local rule
   # The internal names the contract gives per runtime: what the runtime's
   # derive computes, else the contract's (never a value from outside).
   for rule in ${MVP_CONTRACT_COMPUTED[@]+"${MVP_CONTRACT_COMPUTED[@]}"}; do printf -v "${rule%% *}" '%s' ""; done
@@ -167,7 +166,7 @@ mvp::config::derive() {
   # The Ray token: one 0600 file in the layout's secrets/ (mvp::ray::auth_token).
   mvp::config::layout secrets MVP_HOST_RAY_TOKEN_FILE
   MVP_HOST_RAY_TOKEN_FILE+=/ray_auth_token
-  mvp::config::node_path "$MVP_HOST_RAY_TOKEN_FILE" MVP_RAY_TOKEN_FILE
+  mvp::nodes::path "$MVP_HOST_RAY_TOKEN_FILE" MVP_RAY_TOKEN_FILE
   mvp::config::derive_worker_ips
   mvp::config::derive_verl_src
   mvp::rt::node_ray_dirs
@@ -336,21 +335,6 @@ mvp::config::init() {
   mvp::flags::parse "$@"
   mvp::config::load
   [[ ${MVP_QUIET_CONFIG:-0} == 1 ]] || mvp::log::info "config: $MVP_CONFIG_LOADED (runtime $MVP_RUNTIME, shared root $SHARED_ROOT)"
-}
-
-# mvp::config::shared_name HOST_PATH: a path under this host's shared dir as
-# its name relative to the shared root (regressions/<run id>), the form the
-# helper takes and resolves on whichever side it runs; mvp::config::node_path
-# HOST_PATH [VAR]: the same path as the nodes see it. Both answer into VAR when
-# given (no subshell at every script's start). The one host<->node mapping.
-mvp::config::shared_name() {
-  [[ $1 == "$MVP_HOST_SHARED_DIR"/* ]] || mvp::log::die "$1 is not under the shared root $MVP_HOST_SHARED_DIR"
-  mvp::config::answer "${1#"$MVP_HOST_SHARED_DIR"/}" "${2-}"
-}
-mvp::config::node_path() {
-  local _mvp_name
-  mvp::config::shared_name "$1" _mvp_name
-  mvp::config::answer "$SHARED_ROOT/$_mvp_name" "${2-}"
 }
 
 # mvp::config::answer VALUE [VAR]: VALUE into the variable VAR, else on stdout.

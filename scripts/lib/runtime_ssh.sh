@@ -14,16 +14,10 @@
 # config/settings.contract).
 mvp::rt::derive() {
   mvp::rt::parse_inventory
-  MVP_NODE_REPO=$(mvp::rt::node_path "$MVP_REPO")
-  MVP_NODE_VERL_DIR=$(mvp::rt::node_path "$MVP_VERL_DIR")
-}
-
-# A path of this host as the nodes see it: under the host's view of the
-# shared storage it moves to SHARED_ROOT; anything else is the same path
-# (the nodes have it too, or 00_prereq_check.sh says they do not).
-mvp::rt::node_path() {
-  local p=$1 host=${MVP_HOST_SHARED_DIR%/}
-  if [[ $p == "$host" || $p == "$host"/* ]]; then echo "${SHARED_ROOT%/}${p#"$host"}"; else echo "$p"; fi
+  # Under the host's view of the shared storage a path moves to SHARED_ROOT;
+  # anything else is the same path on the nodes.
+  mvp::nodes::path --outside-as-is "$MVP_REPO" MVP_NODE_REPO
+  mvp::nodes::path --outside-as-is "$MVP_VERL_DIR" MVP_NODE_VERL_DIR
 }
 
 # MVP_SSH_HEAD and MVP_SSH_WORKERS ([user@]host[:port]) into the ssh target
@@ -60,8 +54,7 @@ mvp::rt::parse_inventory() {
   done
   [[ -n $MVP_WORKER_IPS ]] || MVP_WORKER_IPS=${ips[*]}
   # config.sh named the nodes from MVP_WORKERS before this count.
-  MVP_NODES=("$MVP_HEAD_NODE")
-  for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("mvp11-ray-worker-$i"); done
+  mvp::nodes::name_all
 }
 
 # The index of a node (0 = head) in the inventory.
@@ -87,8 +80,10 @@ mvp::rt::ssh_argv() {
     -o ServerAliveInterval=15 -o ServerAliveCountMax=4 -o LogLevel=ERROR)
   [[ -z $MVP_SSH_CONFIG ]] || MVP_SSH_ARGV+=(-F "$MVP_SSH_CONFIG")
   [[ -z $MVP_SSH_IDENTITY ]] || MVP_SSH_ARGV+=(-i "$MVP_SSH_IDENTITY" -o IdentitiesOnly=yes)
-  # ssh splits option values on spaces unless they are double-quoted.
-  [[ -z $MVP_SSH_KNOWN_HOSTS ]] || MVP_SSH_ARGV+=(-o "UserKnownHostsFile=\"$MVP_SSH_KNOWN_HOSTS\"")
+  # The contract's default is ssh's own file: as an option it would override
+  # an ssh_config's UserKnownHostsFile. ssh splits option values on spaces
+  # unless they are double-quoted.
+  [[ -n ${MVP_CONTRACT_FILLED[MVP_SSH_KNOWN_HOSTS]-} ]] || MVP_SSH_ARGV+=(-o "UserKnownHostsFile=\"$MVP_SSH_KNOWN_HOSTS\"")
   [[ -z ${MVP_SSH_PORTS[$i]} ]] || MVP_SSH_ARGV+=(-p "${MVP_SSH_PORTS[$i]}")
   MVP_SSH_ARGV+=("${MVP_SSH_TARGETS[$i]}")
 }
@@ -128,7 +123,7 @@ mvp::rt::reach() {
   local i=$1 err
   mvp::rt::ssh_argv "$i"
   if err=$("${MVP_SSH_ARGV[@]}" true 2>&1 </dev/null >/dev/null); then return 0; fi
-  local where known=${MVP_SSH_KNOWN_HOSTS:-~/.ssh/known_hosts}
+  local where known=$MVP_SSH_KNOWN_HOSTS
   where=$(mvp::rt::describe "$i")
   local host=${MVP_SSH_TARGETS[$i]#*@} port=${MVP_SSH_PORTS[$i]:-22}
   case $err in

@@ -133,9 +133,6 @@ DEFAULT_EXCEPTIONS=(
   # A message's word for empty (Slurm's default partition is then used): no value is given to Slurm.
   "scripts/70_render_sbatch.sh:MVP_SLURM_HEAD_PARTITION"
   "scripts/70_render_sbatch.sh:MVP_SLURM_PARTITION"
-  # ssh's own default file, named in a message when the setting is empty; a contract default would add
-  # -o UserKnownHostsFile to every ssh command line (empty means ssh's default, not a file of ours).
-  "scripts/lib/runtime_ssh.sh:MVP_SSH_KNOWN_HOSTS"
   # kind internal: 1 only in the nightly run that holds its lock (flock's child); unset is "not that run".
   "scripts/60_nightly_regression.sh:MVP_NIGHTLY_HOLDS_LOCK"
   # A message's words for an unset CODE_ID (31 derives it from the tree), in the nightly's plan line.
@@ -227,11 +224,16 @@ RUNTIME_EXCEPTIONS=(
   "runtime_kuberay.sh:MVP_RAY_AUTH"
   # What the sbatch script asked Slurm for (--cpus-per-task), over any value baked into the script.
   "runtime_slurm.sh:MVP_WORKER_CPUS"
+  # The allocation's head address, asked of Slurm (its slurm_node_ip runs scontrol and getent).
+  "runtime_slurm.sh:MVP_HEAD_IP"
 )
 
 # check_runtime_defaults ROOT: FILE:LINE: NAME of each such assignment in
-# ROOT/scripts/lib/runtime_*.sh; exit 1 if any. A value that runs a command
-# or a function ($(...)) is computed, not a default.
+# ROOT/scripts/lib/runtime_*.sh; exit 1 if any. A value built through $(...)
+# counts too when what it runs is one of the runtime's own mvp::rt:: functions
+# (FILE:LINE: NAME (built by FUNCTION)): a rule the runtime keeps for itself,
+# as its own host<->node mapping was; a command, or a function of the shared
+# library (mvp::nodes::path), computes it where every runtime can ask.
 check_runtime_defaults() {
   PYTHONPATH="$1/helpers" python3 - "$1" "${RUNTIME_EXCEPTIONS[@]}" <<'PY'
 import re, sys
@@ -246,8 +248,13 @@ for path in sorted((root / "scripts" / "lib").glob("runtime_*.sh")):
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         body = body or line.startswith("mvp::rt::derive()")
         for name, value in re.findall(r"(?:^|[\s;&|{(])([A-Z][A-Z0-9_]*)=(\S*)", line) if body else ():
-            if name in per_runtime and not value.startswith("$(") and f"{path.name}:{name}" not in exceptions:
+            if name not in per_runtime or f"{path.name}:{name}" in exceptions:
+                continue
+            own = re.match(r'"?\$\((mvp::rt::[a-z0-9_]+)', value)
+            if not value.startswith("$("):
                 problems.append(f"{path}:{n}: {name}")
+            elif own:
+                problems.append(f"{path}:{n}: {name} (built by {own.group(1)})")
         body = body and not line.startswith("}") and not line.endswith("; }")
 print("\n".join(problems))
 sys.exit(1 if problems else 0)
@@ -266,6 +273,50 @@ PY
   run check_runtime_defaults "$BATS_TEST_TMPDIR/tree"
   assert_failure
   assert_output --regexp "/scripts/lib/runtime_local.sh:[0-9]+: MVP_PYTHON$"
+}
+
+@test "one owner: a per-runtime value built through \$(...) by a function of the runtime's own fails the check with its file, line, name and that function" {
+  local ssh=$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh rt=mvp::rt::
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  # The planted lines, as the ssh runtime's own mapping once read ($rt: no such
+  # function is defined in the real library, which shell_layout.bats checks).
+  sed -i "s|^  mvp::nodes::path --outside-as-is \"\\\$MVP_REPO\" MVP_NODE_REPO\$|  MVP_NODE_REPO=\$(${rt}node_path \"\\\$MVP_REPO\")|" "$ssh"
+  grep -qF "  MVP_NODE_REPO=\$(${rt}node_path \"\$MVP_REPO\")" "$ssh"
+  # shellcheck disable=SC2016  # the copy's body, as written in the runtime
+  echo "${rt}node_path() "'{ local p=$1 host=${MVP_HOST_SHARED_DIR%/}; echo "${SHARED_ROOT%/}${p#"$host"}"; }' >>"$ssh"
+  run check_runtime_defaults "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "/scripts/lib/runtime_ssh.sh:[0-9]+: MVP_NODE_REPO \(built by ${rt}node_path\)$"
+}
+
+# check_node_names ROOT: the nodes' names (mvp11-ray-head, mvp11-ray-worker-N)
+# are spelled in code under ROOT/scripts and ROOT/helpers only in the body of
+# mvp::nodes::name_all (nodes.sh), however the value is built; FILE:LINE
+# of each other and exit 1 if any.
+check_node_names() {
+  local owner=$1/scripts/lib/nodes.sh first last hits
+  read -r first last < <(awk '/^mvp::nodes::name_all\(\) \{$/ { f = NR } f && /^}$/ { print f, NR; exit }' "$owner")
+  [[ -n $first ]] || { echo "$owner has no mvp::nodes::name_all, the owner"; return 1; }
+  hits=$(grep -rnE --exclude-dir=__pycache__ 'mvp11-ray-(head|worker)' "$1/scripts" "$1/helpers" | grep -vE '^[^:]*:[0-9]+: *#' |
+    awk -F: -v owner="$owner" -v first="$first" -v last="$last" '!($1 == owner && $2 > first && $2 < last)') || true
+  [[ -z $hits ]] && return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: the nodes' names are spelled only in mvp::nodes::name_all (nodes.sh); config.sh and the ssh runtime asks it again after its count" {
+  run check_node_names "$MVP_REPO"
+  assert_success
+  assert_output ""
+}
+
+@test "one owner: a second node-naming loop in a runtime, its name built through \$(...), fails the check with its file and line" {
+  copy_tree "$BATS_TEST_TMPDIR/tree"
+  # shellcheck disable=SC2016  # the planted line
+  echo 'for ((i = 0; i < MVP_WORKERS; i++)); do MVP_NODES+=("$(printf "mvp11-ray-worker-%s" "$i")"); done' >>"$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh"
+  run check_node_names "$BATS_TEST_TMPDIR/tree"
+  assert_failure
+  assert_output --regexp "^$BATS_TEST_TMPDIR/tree/scripts/lib/runtime_ssh.sh:[0-9]+:for "
 }
 
 @test "one owner: each default.WHEN of the contract names a runtime (a scripts/lib/runtime_*.sh), a trainer profile or *; MVP_RUNTIME's choices are those files, MVP_TRAINER_PROFILE's trainer_profile.py's" {
@@ -317,7 +368,7 @@ check_renderer_environ() {
 
 # check_layout_paths ROOT: no script under ROOT/scripts builds a path of the
 # shared root's layout by hand ($SHARED_ROOT/<dir> or $MVP_HOST_SHARED_DIR/<dir>,
-# <dir> a directory of shared-layout.txt): mvp::config::layout (and node_path)
+# <dir> a directory of shared-layout.txt): mvp::config::layout (and mvp::nodes::path)
 # own those; FILE:LINE of each and exit 1 if any.
 check_layout_paths() {
   local dirs hits

@@ -53,6 +53,27 @@ print("\n".join(archive.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" 
   grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"
 }
 
+@test "ssh: the repo and verl checkout under this host's view of the shared storage are the nodes' paths under SHARED_ROOT; outside it they stay as they are" {
+  run env MVP_HOST_SHARED_DIR=/mnt/shared/ MVP_VERL_DIR=/mnt/shared/common/verl bash -c 'source "$1/scripts/lib/common.sh"; mvp::flags::parse; mvp::config::load
+    echo "repo=$MVP_NODE_REPO"; echo "verl=$MVP_NODE_VERL_DIR"; echo "token=$MVP_RAY_TOKEN_FILE"' _ "$MVP_REPO"
+  assert_success
+  assert_line "repo=$MVP_REPO"
+  assert_line "verl=/private/common/verl"
+  assert_line "token=/private/secrets/ray_auth_token"
+}
+
+@test "ssh: MVP_SSH_KNOWN_HOSTS left empty is the contract's default, ssh's own ~/.ssh/known_hosts: given to ssh as no option, named in a refused host key's message" {
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho "Host key verification failed." >&2\nexit 255\n' >"$BATS_TEST_TMPDIR/bin/ssh"
+  chmod +x "$BATS_TEST_TMPDIR/bin/ssh"
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" HOME=/home/ops bash -c 'source "$1/scripts/lib/common.sh"; mvp::flags::parse; mvp::config::load
+    echo "known=$MVP_SSH_KNOWN_HOSTS"; mvp::rt::ssh_argv 1; echo "ssh1=${MVP_SSH_ARGV[*]}"; mvp::rt::reach 1' _ "$MVP_REPO"
+  assert_failure
+  assert_line "known=/home/ops/.ssh/known_hosts"
+  refute_line --partial "UserKnownHostsFile"
+  assert_line "mvp11-ray-worker-0 (10.1.0.11): its host key is not in /home/ops/.ssh/known_hosts; ssh refused to connect. Add it once checked: ssh-keyscan -p 22 10.1.0.11 >> /home/ops/.ssh/known_hosts"
+}
+
 @test "ssh inventory: hosts by name need MVP_WORKER_IPS; given, they are used in order" {
   MVP_SSH_WORKERS="gpu-a gpu-b" run resolve
   assert_failure

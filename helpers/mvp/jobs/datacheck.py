@@ -254,8 +254,7 @@ def check_file(path: Path, field: str, rules: Rules, model_dir, cache_dir, token
         lines.append(f"{field}: " + verdict_on_lengths(lengths(tokenizer_box[0], rows, rules, field, path),
                                                       rules, field, path))
     if cache:
-        from .preflight import _write_atomic
-        _write_atomic(cache, {"lines": lines})
+        fsutil.write_cache(cache, {"lines": lines})
     return lines
 
 

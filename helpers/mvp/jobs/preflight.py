@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from ..worker import fsutil
 from ..worker.errors import MvpError
 
 CACHE_VERSION = 1
@@ -189,8 +190,8 @@ class SnapshotConfig:
         derived = self._derive_or_explain()
         self.keys, self.groups = derived["keys"], set(derived["groups"])
         if cache_file is not None and self.config_dir == config_dir_guess:
-            _write_atomic(cache_file, {"version": CACHE_VERSION, "config_name": self.config_name,
-                                       "module": module, "keys": self.keys, "groups": sorted(self.groups)})
+            fsutil.write_cache(cache_file, {"version": CACHE_VERSION, "config_name": self.config_name,
+                                           "module": module, "keys": self.keys, "groups": sorted(self.groups)})
 
     def _derive_or_explain(self) -> dict:
         try:
@@ -232,16 +233,6 @@ def _read_cache(cache_file: Optional[Path]) -> Optional[dict]:
     except (OSError, ValueError):
         return None
     return cached if isinstance(cached, dict) and cached.get("version") == CACHE_VERSION else None
-
-
-def _write_atomic(path: Path, data: dict) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 def _first_line(exc: BaseException) -> str:

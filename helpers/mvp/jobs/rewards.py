@@ -57,8 +57,7 @@ def _cached(cache_dir: Optional[Path], kind: str, key: list, make):
     if isinstance(hit, dict) and "value" in hit:
         return hit["value"]
     value = make()
-    from .preflight import _write_atomic
-    _write_atomic(cache, {"value": value})
+    fsutil.write_cache(cache, {"value": value})
     return value
 
 

@@ -48,6 +48,14 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def write_cache(path: Path, data: Any) -> None:
+    """write_json for a cache entry: one that cannot be written only costs time."""
+    try:
+        write_json(path, data)
+    except OSError:
+        pass
+
+
 def read_json(path: Path, default: Any = None) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
