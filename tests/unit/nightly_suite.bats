@@ -137,6 +137,24 @@ EOF
   assert_output "--|python3|-m|verl.trainer.main_ppo|trainer.experiment_name=a b's \$HOME|data.x=[1, 2]"
 }
 
+@test "the suite helper answers the resumed job's checkpoint-limit key from the workload table (60 gives it =1): PPO's actor key, SFT's own, none without a resume" {
+  run env MVP_NIGHTLY_SUITE=config/nightly.yaml MVP_TRAINER_PROFILE=gpu "$MVP_REPO/.venv/bin/python" - <<'EOF'
+import os, subprocess, sys
+sys.path.insert(0, os.environ["MVP_REPO"] + "/helpers")
+from mvp.core import settings
+env = {n: os.environ.get(n, "") for n, _ in settings.fields().values()} | dict(os.environ)
+for resume in ("ppo2", "sft", ""):
+    out = subprocess.run([sys.executable, "-m", "mvp", "nightly-suite"],
+                         env=env | {"PYTHONPATH": os.environ["MVP_REPO"] + "/helpers", "MVP_NIGHTLY_RESUME": resume},
+                         capture_output=True, text=True, check=True).stdout
+    print(resume or "-", [l for l in out.splitlines() if l.startswith("resume_ckpt_keep_key=")])
+EOF
+  assert_success
+  assert_output "ppo2 ['resume_ckpt_keep_key=trainer.max_actor_ckpt_to_keep']
+sft ['resume_ckpt_keep_key=trainer.max_ckpt_to_keep']
+- ['resume_ckpt_keep_key=']"
+}
+
 @test "suite rule: a missing file, a file that is not YAML, or one without a jobs: list is refused" {
   MVP_NIGHTLY_SUITE=$BATS_TEST_TMPDIR/none.yaml run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
   assert_failure 1

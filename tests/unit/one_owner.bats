@@ -342,3 +342,36 @@ check_layout_paths() {
   assert_failure 1
   assert_output --regexp "^$tree/scripts/lib/config.sh:[0-9]+:  MVP_RAY_TOKEN_FILE=\\\$SHARED_ROOT/secrets/ray_auth_token$"
 }
+
+# check_workload_facts ROOT: a per-workload fact (a key, a figure, a
+# behaviour of verl's trainer) is a field of helpers/mvp/jobs/workloads.py's
+# table; no other file of helpers/mvp or scripts/ compares a workload with a
+# name or keys a mapping by one. FILE:LINE each, exit 1 if any.
+check_workload_facts() {
+  local hits
+  hits=$(grep -rnE --include=*.py --include=*.sh --exclude-dir=__pycache__ \
+    "workload[^=]*(==|!=) *[\"']?(ppo|grpo|sft)\\b|(^|[{,]) *[\"'](ppo|grpo|sft)[\"'] *:" "$1/helpers/mvp" "$1/scripts" |
+    grep -v '^[^:]*/helpers/mvp/jobs/workloads.py:') || return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: every per-workload fact is a field of the Workload table (workloads.py); no other file compares a workload with a name or keys a mapping by one" {
+  run check_workload_facts "$MVP_REPO"
+  assert_success
+  assert_output ""
+}
+
+@test "one owner: a planted per-workload fact in plan.py, a mapping by workload in bisection.py and 60's bash copy fail the check with their file and line" {
+  local tree=$BATS_TEST_TMPDIR/tree
+  copy_tree "$tree"
+  printf '%s\n' '    if workload == "sft":' >>"$tree/helpers/mvp/jobs/plan.py"
+  printf '%s\n' 'SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}' >>"$tree/helpers/mvp/nightly/bisection.py"
+  printf '%s\n' '  [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1' >>"$tree/scripts/60_nightly_regression.sh"
+  run check_workload_facts "$tree"
+  assert_failure 1
+  assert_equal "${#lines[@]}" 3
+  assert_line --regexp "^$tree/helpers/mvp/jobs/plan.py:[0-9]+:    if workload == \"sft\":$"
+  assert_line --regexp "^$tree/helpers/mvp/nightly/bisection.py:[0-9]+:SEED_KEYS = "
+  assert_line --regexp "^$tree/scripts/60_nightly_regression.sh:[0-9]+:  \[\[ "
+}

@@ -28,6 +28,7 @@ from ..worker import fsutil, kv
 from ..core import log
 from ..worker.errors import MvpError
 from . import bands, history, judge, report, suite
+from ..jobs.workloads import WORKLOADS
 
 BAD_INPUT = 2
 GOOD_RUNS = 2
@@ -39,9 +40,8 @@ DEFAULT_JOB = "grpo"
 # (advantages zeroed: grad_norm 0 from step 1, nothing fails, the score not
 # yet moved) shows in these first.
 CURVES = tuple(name for name in bands.FIGURES if name not in history.REPLACED)
-# verl 0.9.1's seed keys: data.seed in ppo_trainer.yaml's data (data/legacy_data.yaml),
-# trainer.seed in sft_trainer_engine.yaml.
-SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}
+# verl's seed key of each workload (workloads.py).
+SEED_KEYS = {w.name: w.seed_key for w in WORKLOADS.values()}
 # The judge's checks one probe's job directory decides alone (submitted_from_head
 # and inputs_persisted need the night's own evidence: the head's name, step 30).
 PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",

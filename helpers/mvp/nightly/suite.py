@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..jobs import cmdline, jobspec
+from ..jobs import cmdline, jobspec, workloads
 from ..worker import kv
 from ..worker.errors import MvpError
 
@@ -311,4 +311,7 @@ def main(args, settings) -> int:
         kv.emit(("jobs", len(planned)))
         return 0
     emit_plan(planned, resume_job, resume_ref, skip, extra, where)
+    # The resumed job's checkpoint limit, which 60 gives it (ckpt_keep.py honours it across the resume).
+    resumed = [j.workload for j in planned if j.name == resume_job]
+    kv.emit(("resume_ckpt_keep_key", workloads.ckpt_keep_key(resumed[0]) if resumed else ""))
     return 0
