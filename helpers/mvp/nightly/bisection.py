@@ -42,10 +42,8 @@ DEFAULT_JOB = "grpo"
 CURVES = tuple(name for name in bands.FIGURES if name not in history.REPLACED)
 # verl's seed key of each workload (workloads.py).
 SEED_KEYS = {w.name: w.seed_key for w in WORKLOADS.values()}
-# The judge's checks one probe's job directory decides alone (submitted_from_head
-# and inputs_persisted need the night's own evidence: the head's name, step 30).
-PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
-                "import_from_code_path", "succeeded_in_time", "resumed")
+# The judge's checks one probe's job directory decides alone.
+PROBE_CHECKS = ("submitted", *(c for c in suite.CHECKS if c not in suite.NIGHT_CHECKS))
 STATE = "bisect.json"
 TIME = "%Y-%m-%dT%H:%M:%SZ"
 

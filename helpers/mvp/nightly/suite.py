@@ -10,14 +10,12 @@ import re
 import sys
 from pathlib import Path
 
-from ..jobs import cmdline, jobspec, workloads
+from ..jobs import cmdline, jobspec, trainer_profile, workloads
 from ..worker import kv
 from ..worker.errors import MvpError
 
 NAME = re.compile(r"[a-z0-9_]+\Z")
 FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles", "rises")
-# MVP_TRAINER_PROFILE's values (profile.PROFILES), which `profiles:` names.
-PROFILES = ("gpu", "cpu", "gpu-smoke")
 # The runbook's own templates go through their scripts (40-42), as the night
 # always submitted them: with MVP_MODEL_ID's model, the one step 30 prepares.
 TEMPLATE_SCRIPTS = {"ppo.yaml": "40_submit_ppo_epoch1", "grpo.yaml": "41_submit_grpo_epoch1",
@@ -28,6 +26,11 @@ GENERIC_SCRIPT = "43_submit_jobspec"
 CHECKS = ("submitted_from_head", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
           "inputs_persisted", "import_from_code_path", "succeeded_in_time", "resumed", "resume_fidelity", "regression",
           "signal")
+# Those one job's directory does not decide alone, which 61's probes leave out
+# (bisection.PROBE_CHECKS): the night's own evidence (the head's name, step
+# 30), other runs (the resume's reference, the nights before), and signal,
+# which a probe gets only when its job rises (bisection.record).
+NIGHT_CHECKS = ("submitted_from_head", "inputs_persisted", "resume_fidelity", "regression", "signal")
 RESUMED = "_resumed"
 
 
@@ -173,14 +176,16 @@ def _retries(value, where: str):
 
 
 def _profiles(items, where: str) -> list:
+    """`profiles:`: some of MVP_TRAINER_PROFILE's values (the contract lists them)."""
     if items is None:
         return []
+    profiles = trainer_profile.PROFILES
     if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
-        raise MvpError(f"{where}: profiles must be a non-empty list of trainer profiles: {', '.join(PROFILES)}")
-    bad = [p for p in items if p not in PROFILES]
+        raise MvpError(f"{where}: profiles must be a non-empty list of trainer profiles: {', '.join(profiles)}")
+    bad = [p for p in items if p not in profiles]
     if bad:
         raise MvpError(f"{where}: profiles: '{bad[0]}' is not a trainer profile (MVP_TRAINER_PROFILE); use "
-                       f"{', '.join(PROFILES)}")
+                       f"{', '.join(profiles)}")
     return list(items)
 
 
