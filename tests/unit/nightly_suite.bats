@@ -229,6 +229,26 @@ sft ['resume_ckpt_keep_key=trainer.max_ckpt_to_keep']
   refused
 }
 
+@test "one owner: the suite refuses retries: 21 in the JobSpec's own words (jobspec.check_retries), and a suite's JobSpec with a YAML alias as 40-44 refuse it (jobspec.load_yaml)" {
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    retries: 21\n' >"$SUITE"
+  refused
+  local rule
+  rule=$(printf 'workload: grpo\nmodel: m\ndataset: {train: t.parquet}\nretries: 21\n' | PYTHONPATH=$MVP_REPO/helpers \
+    "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp.jobs import jobspec
+from mvp.worker.errors import MvpError
+try:
+    jobspec.parse_jobspec(sys.stdin.read(), "spec.yaml")
+except MvpError as e:
+    print(e)')
+  assert_equal "${ERR#"ERROR: $SUITE: jobs[0] (a): retries"}" "${rule#spec.yaml.retries}"
+  [[ $rule == "spec.yaml.retries: 21 is not a number of resumptions from 0 to 20;"* ]]
+  printf 'workload: ppo\nmodel: &m m\nshared_root: *m\n' >"$BATS_TEST_TMPDIR/specs/alias.yaml"
+  printf 'jobs:\n  - name: a\n    spec: %s\n' "$BATS_TEST_TMPDIR/specs/alias.yaml" >"$SUITE"
+  refused
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): spec $BATS_TEST_TMPDIR/specs/alias.yaml: line 3 uses a YAML alias (*m); write the value out instead (aliases are not accepted)"
+}
+
 @test "the suite's check names are the judge's, and the judge counts only a job's listed checks (submitted always)" {
   run "$MVP_REPO/.venv/bin/python" - <<'EOF'
 import os, re, sys

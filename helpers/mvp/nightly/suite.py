@@ -122,13 +122,15 @@ def spec_job(name: str, spec, where: str, repo: Path) -> Job:
     if not path.is_file():
         raise MvpError(f"{where}: spec {spec} does not exist ({path}); give a JobSpec's path, relative to the repo "
                        "or absolute")
-    yaml = _yaml()
+    _yaml()  # PyYAML, or the one ERROR line saying how to get it
     try:
-        doc = yaml.safe_load(jobspec.decode_input(path.read_bytes(), spec))
-    except (yaml.YAMLError, OSError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise MvpError(f"{where}: spec {spec} is not a readable YAML JobSpec ({exc}); fix it") from None
-    workload = doc.get("workload") if isinstance(doc, dict) else None
-    if isinstance(doc, dict) and doc.get("entrypoint") and not workload:
+    # The JobSpec's own reader (no YAML aliases), as 40-44 read it.
+    doc = jobspec.load_yaml(jobspec.decode_input(data, spec), f"{where}: spec {spec}")
+    workload = doc.get("workload")
+    if doc.get("entrypoint") and not workload:
         workload = cmdline.workload_of(cmdline.parse(doc["entrypoint"], f"{where}: spec {spec}: entrypoint"))
     if not isinstance(workload, str) or not workload:
         raise MvpError(f"{where}: spec {spec} names no workload (nor an entrypoint:); it is not a JobSpec")
@@ -172,6 +174,7 @@ def _retries(value, where: str):
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MvpError(f"{where}: retries must be a whole number >= 0, e.g. retries: 1")
+    jobspec.check_retries(value, f"{where}: retries")
     return value
 
 
