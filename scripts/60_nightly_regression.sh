@@ -45,7 +45,8 @@ mvp::flags::spec "--only JOBS  only these jobs, in this order: a comma list of t
 # MVP_NIGHTLY_RESUME or MVP_NIGHTLY_OVERRIDES with one ERROR line): JOBS in
 # order, RESUME_JOB (interrupted and resumed) and RESUME_REF (the
 # uninterrupted run it is compared with, which runs before it), and SUITE,
-# each job's job_NAME_* keys.
+# each job's job_NAME_* keys and resume_ckpt_keep_key (RESUME_JOB's verl key
+# of its checkpoint limit).
 read_suite() {
   local out
   out=$(mvp::helper::run nightly-suite --only "$1") || exit 1
@@ -187,11 +188,10 @@ submit_interrupted() {
   else
     mvp::log::warn "resume fidelity: no step drawn; $job runs uninterrupted"
   fi
-  # verl's checkpoint limit, which the runbook honours across the resume
+  # verl's checkpoint limit (its key the suite helper's, from the workload
+  # table), which the runbook honours across the resume
   # (helpers/mvp/jobs/ckpt_keep.py); the night's own overrides come after it.
-  local keep=trainer.max_actor_ckpt_to_keep=1
-  [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1
-  WORDS=(--override "$keep" "${WORDS[@]}")
+  WORDS=(--override "${SUITE[resume_ckpt_keep_key]}=1" "${WORDS[@]}")
   local how="uninterrupted"
   ((STOP_AT == 0)) || how="its trainer SIGKILLed once verl logged step $STOP_AT (drawn from ${answer[drawn_from]})"
   mvp::log::step "submitting $job ($(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}")), $how, at most ${MVP_JOB_TIMEOUT}s per attempt"

@@ -77,6 +77,8 @@ def _submit_commands(sub) -> None:
     c.add_argument("--resume-from", default="", help="JOB_ID or JOB_ID/global_step_N: start from that job's "
                    "(latest) checkpoint, in a new job directory")
     c.add_argument("--queue", action="store_true", help="wait (at most MVP_JOB_TIMEOUT) for the GPUs other jobs hold")
+    c.add_argument("--retry", type=int, help="40-44's --retry N, which they act on: checked here, as a JobSpec's "
+                   "retries")
     c.add_argument("--command-word", action="append", default=[], help="one word of a verl command line "
                    "(python3 -m MODULE ... KEY=VALUE), in order; give it as --command-word=WORD")
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")

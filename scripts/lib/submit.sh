@@ -28,6 +28,7 @@ mvp::submit::run() {
   local via=$1 spec=$2 cfg=${3:-$MVP_REPO/templates/configs/dev.yaml} arg; shift 3
   local -a args=(submit --via "$via")
   local wait=${MVP_FLAG[--wait]:-0} retries=${MVP_FLAG[--retry]-} porcelain=${MVP_FLAG[--porcelain]:-0}
+  # A number here (bash counts with it); its range is the helper's (jobspec.check_retries, as a JobSpec's retries).
   [[ -z ${MVP_FLAG[--retry]+set} || $retries =~ ^[0-9]+$ ]] ||
     mvp::log::die "--retry needs a number of resumptions, e.g. --retry 3"
   mvp::submit::helper_words args "$@"
@@ -56,8 +57,9 @@ mvp::submit::run() {
 }
 
 # mvp::submit::helper_words ARRAY WORD...: appends to the array named ARRAY
-# what the helper takes of WORD... and of MVP_FLAG_WORDS (not --wait,
-# --porcelain or --retry N, which run acts on) and MVP_COMMAND's words.
+# what the helper takes of WORD... and of MVP_FLAG_WORDS (not --wait or
+# --porcelain, which run acts on; --retry N, which run acts on too, for the
+# helper to check as it checks a JobSpec's retries) and MVP_COMMAND's words.
 mvp::submit::helper_words() {
   local -n _mvp_words=$1
   local arg
@@ -67,8 +69,7 @@ mvp::submit::helper_words() {
   while (($#)); do
     case $1 in
       --wait|--porcelain) ;;
-      --retry) shift ;;
-      --override|--reward-fn|--resume-from) _mvp_words+=("$1" "$2"); shift ;;
+      --retry|--override|--reward-fn|--resume-from) _mvp_words+=("$1" "$2"); shift ;;
       *) _mvp_words+=("$1") ;;
     esac
     shift

@@ -137,6 +137,24 @@ EOF
   assert_output "--|python3|-m|verl.trainer.main_ppo|trainer.experiment_name=a b's \$HOME|data.x=[1, 2]"
 }
 
+@test "the suite helper answers the resumed job's checkpoint-limit key from the workload table (60 gives it =1): PPO's actor key, SFT's own, none without a resume" {
+  run env MVP_NIGHTLY_SUITE=config/nightly.yaml MVP_TRAINER_PROFILE=gpu "$MVP_REPO/.venv/bin/python" - <<'EOF'
+import os, subprocess, sys
+sys.path.insert(0, os.environ["MVP_REPO"] + "/helpers")
+from mvp.core import settings
+env = {n: os.environ.get(n, "") for n, _ in settings.fields().values()} | dict(os.environ)
+for resume in ("ppo2", "sft", ""):
+    out = subprocess.run([sys.executable, "-m", "mvp", "nightly-suite"],
+                         env=env | {"PYTHONPATH": os.environ["MVP_REPO"] + "/helpers", "MVP_NIGHTLY_RESUME": resume},
+                         capture_output=True, text=True, check=True).stdout
+    print(resume or "-", [l for l in out.splitlines() if l.startswith("resume_ckpt_keep_key=")])
+EOF
+  assert_success
+  assert_output "ppo2 ['resume_ckpt_keep_key=trainer.max_actor_ckpt_to_keep']
+sft ['resume_ckpt_keep_key=trainer.max_ckpt_to_keep']
+- ['resume_ckpt_keep_key=']"
+}
+
 @test "suite rule: a missing file, a file that is not YAML, or one without a jobs: list is refused" {
   MVP_NIGHTLY_SUITE=$BATS_TEST_TMPDIR/none.yaml run --separate-stderr "$MVP_REPO/scripts/60_nightly_regression.sh" --dry-run
   assert_failure 1
@@ -209,6 +227,26 @@ EOF
   assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): retries must be a whole number >= 0, e.g. retries: 1"
   printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    retries: "2"\n' >"$SUITE"
   refused
+}
+
+@test "one owner: the suite refuses retries: 21 in the JobSpec's own words (jobspec.check_retries), and a suite's JobSpec with a YAML alias as 40-44 refuse it (jobspec.load_yaml)" {
+  printf 'jobs:\n  - name: a\n    spec: templates/jobspecs/ppo.yaml\n    retries: 21\n' >"$SUITE"
+  refused
+  local rule
+  rule=$(printf 'workload: grpo\nmodel: m\ndataset: {train: t.parquet}\nretries: 21\n' | PYTHONPATH=$MVP_REPO/helpers \
+    "$MVP_REPO/.venv/bin/python" -c 'import sys
+from mvp.jobs import jobspec
+from mvp.worker.errors import MvpError
+try:
+    jobspec.parse_jobspec(sys.stdin.read(), "spec.yaml")
+except MvpError as e:
+    print(e)')
+  assert_equal "${ERR#"ERROR: $SUITE: jobs[0] (a): retries"}" "${rule#spec.yaml.retries}"
+  [[ $rule == "spec.yaml.retries: 21 is not a number of resumptions from 0 to 20;"* ]]
+  printf 'workload: ppo\nmodel: &m m\nshared_root: *m\n' >"$BATS_TEST_TMPDIR/specs/alias.yaml"
+  printf 'jobs:\n  - name: a\n    spec: %s\n' "$BATS_TEST_TMPDIR/specs/alias.yaml" >"$SUITE"
+  refused
+  assert_equal "$ERR" "ERROR: $SUITE: jobs[0] (a): spec $BATS_TEST_TMPDIR/specs/alias.yaml: line 3 uses a YAML alias (*m); write the value out instead (aliases are not accepted)"
 }
 
 @test "the suite's check names are the judge's, and the judge counts only a job's listed checks (submitted always)" {

@@ -393,3 +393,81 @@ check_layout_paths() {
   assert_failure 1
   assert_output --regexp "^$tree/scripts/lib/config.sh:[0-9]+:  MVP_RAY_TOKEN_FILE=\\\$SHARED_ROOT/secrets/ray_auth_token$"
 }
+
+# check_workload_facts ROOT: a per-workload fact (a key, a figure, a
+# behaviour of verl's trainer) is a field of helpers/mvp/jobs/workloads.py's
+# table; no other file of helpers/mvp or scripts/ compares a workload with a
+# name or keys a mapping by one. FILE:LINE each, exit 1 if any.
+check_workload_facts() {
+  local hits
+  hits=$(grep -rnE --include=*.py --include=*.sh --exclude-dir=__pycache__ \
+    "workload[^=]*(==|!=) *[\"']?(ppo|grpo|sft)\\b|(^|[{,]) *[\"'](ppo|grpo|sft)[\"'] *:" "$1/helpers/mvp" "$1/scripts" |
+    grep -v '^[^:]*/helpers/mvp/jobs/workloads.py:') || return 0
+  echo "$hits"
+  return 1
+}
+
+@test "one owner: every per-workload fact is a field of the Workload table (workloads.py); no other file compares a workload with a name or keys a mapping by one" {
+  run check_workload_facts "$MVP_REPO"
+  assert_success
+  assert_output ""
+}
+
+@test "one owner: a planted per-workload fact in plan.py, a mapping by workload in bisection.py and 60's bash copy fail the check with their file and line" {
+  local tree=$BATS_TEST_TMPDIR/tree
+  copy_tree "$tree"
+  printf '%s\n' '    if workload == "sft":' >>"$tree/helpers/mvp/jobs/plan.py"
+  printf '%s\n' 'SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}' >>"$tree/helpers/mvp/nightly/bisection.py"
+  printf '%s\n' '  [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1' >>"$tree/scripts/60_nightly_regression.sh"
+  run check_workload_facts "$tree"
+  assert_failure 1
+  assert_equal "${#lines[@]}" 3
+  assert_line --regexp "^$tree/helpers/mvp/jobs/plan.py:[0-9]+:    if workload == \"sft\":$"
+  assert_line --regexp "^$tree/helpers/mvp/nightly/bisection.py:[0-9]+:SEED_KEYS = "
+  assert_line --regexp "^$tree/scripts/60_nightly_regression.sh:[0-9]+:  \[\[ "
+}
+
+# check_lists ROOT: the trainer profiles are listed only in the contract
+# (MVP_TRAINER_PROFILE's one-of; trainer_profile.PROFILES reads it) and the
+# judge's check names only in helpers/mvp/nightly/suite.py (CHECKS, and
+# NIGHT_CHECKS, from which bisection.PROBE_CHECKS is derived): a line of
+# another file of helpers/mvp or scripts/ naming two profiles or two checks is
+# a second list. FILE:LINE each, exit 1 if any.
+check_lists() {
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$1" <<'PY'
+import re, sys
+from pathlib import Path
+from mvp.nightly import suite
+from mvp.jobs import trainer_profile
+
+root = Path(sys.argv[1])
+lists = {"check": (set(suite.CHECKS), root / "helpers/mvp/nightly/suite.py"),
+         "profile": (set(trainer_profile.PROFILES) - {"gpu"}, None)}
+hits = []
+for path in sorted([*(root / "helpers/mvp").rglob("*.py"), *(root / "scripts").rglob("*.sh")]):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        quoted = set(re.findall(r"[\"']([a-z_-]+)[\"']", line))
+        if any(len(quoted & names) >= 2 and path != owner for names, owner in lists.values()):
+            hits.append(f"{path}:{n}: {line.strip()}")
+print("\n".join(hits), end="")
+sys.exit(1 if hits else 0)
+PY
+}
+
+@test "one owner: the trainer profiles are listed only in the contract, the judge's check names only in suite.py (61's probe checks derived from them)" {
+  run check_lists "$MVP_REPO"
+  assert_success
+  assert_output ""
+}
+
+@test "one owner: a second list of the profiles in suite.py and of the checks in bisection.py fail the check with their file and line" {
+  local tree=$BATS_TEST_TMPDIR/tree
+  copy_tree "$tree"
+  printf '%s\n' 'PROFILES = ("gpu", "cpu", "gpu-smoke")' >>"$tree/helpers/mvp/nightly/suite.py"
+  printf '%s\n' 'PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete")' >>"$tree/helpers/mvp/nightly/bisection.py"
+  run check_lists "$tree"
+  assert_failure 1
+  assert_equal "${#lines[@]}" 2
+  assert_line --regexp "^$tree/helpers/mvp/nightly/bisection.py:[0-9]+: PROBE_CHECKS = "
+  assert_line --regexp "^$tree/helpers/mvp/nightly/suite.py:[0-9]+: PROFILES = "
+}

@@ -51,6 +51,33 @@ except MvpError as e:
   assert_output "ERROR: spec.yaml: unknown field 'retry' (did you mean 'retries'?)"
 }
 
+@test "one owner: 40-44 hand --retry N to the submit helper, which refuses 21 in the JobSpec's own words (jobspec.check_retries) before it reads a JobSpec" {
+  submit_args() {
+    export MVP_REPO
+    # shellcheck source=../../scripts/lib/common.sh
+    source "$MVP_REPO/scripts/lib/common.sh"
+    mvp::flags::spec "[JOBSPEC]  x" "${MVP_SUBMIT_FLAGS[@]}"
+    mvp::flags::parse --wait --retry "$1"
+    MVP_DRY_RUN=0
+    mvp::rt::node_is_up() { return 0; }
+    mvp::helper::run() {
+      cat >/dev/null
+      [[ $1 != submit ]] || { printf '<%s>' "$@" >&2; echo; echo submission_id=j; }
+      [[ $1 != wait ]] || echo status=SUCCEEDED
+    }
+    mvp::submit::run cli "$MVP_REPO/templates/jobspecs/grpo.yaml" "" 2>&1 >/dev/null | grep '^<submit>'
+  }
+  run submit_args 3
+  assert_output --partial "<--retry><3>"
+  run --separate-stderr env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp submit --via cli \
+    --check-only --jobspec-name s.yaml --ray-config-name d.yaml --retry 21 </dev/null
+  assert_failure 1
+  local refused=$stderr
+  assert_equal "$refused" "ERROR: --retry: 21 is not a number of resumptions from 0 to 20; a job failing more often than that needs a fix, not another try"
+  run parse_jobspec < <(jobspec_with "retries: 21")
+  assert_equal "${output#ERROR: spec.yaml.retries}" "${refused#ERROR: --retry}"
+}
+
 @test "the shipped JobSpec templates validate, and ask for no retry" {
   local f
   for f in ppo grpo sft; do

@@ -89,6 +89,7 @@ def read_contract(path: Path = CONTRACT) -> list:
 
 
 _fields = None
+_types = {}
 
 
 def fields() -> dict:
@@ -99,16 +100,25 @@ def fields() -> dict:
         # A plain scan, not read_contract(): this runs in every helper command
         # (the submit path is benchmarked); settings_contract.bats checks
         # both read the same.
-        attrs, types, name = {}, {}, ""
+        attrs, name = {}, ""
         for line in CONTRACT.read_text(encoding="utf-8").splitlines():
             if line[:1].isalpha():
                 name = line
             elif line.startswith("  type"):
-                types[name] = line.split()[1]
+                _types[name] = tuple(line.split()[1:])
             elif line.startswith("  helper"):
                 attrs[line.split()[1]] = name
-        _fields = {attr: (name, CONVERT[types.get(name, "text")]) for attr, name in attrs.items()}
+        _fields = {attr: (name, CONVERT[_types.get(name, ("text",))[0]]) for attr, name in attrs.items()}
     return _fields
+
+
+def choices(variable: str) -> tuple:
+    """The values of a `one-of` setting, as the contract lists them (the one list)."""
+    fields()
+    kind, *words = _types[variable]
+    if kind != "one-of":
+        raise ValueError(f"{variable} is not a one-of setting of {CONTRACT}")
+    return tuple(words)
 
 
 class Settings:

@@ -13,18 +13,17 @@ The runbook enforces the limit itself, after a resumed job is archived by a
 wait: of the chain's complete checkpoints (a global_step_N no newer than its
 job's latest_checkpointed_iteration.txt, with model shards), the newest
 max_ckpt_to_keep stay and the older ones in the earlier jobs' directories are
-removed. The limit is read from the job's own verl config values
-(trainer.max_ckpt_to_keep for SFT, trainer.max_actor_ckpt_to_keep for
-PPO/GRPO); verl itself is not changed. The job's own directory is verl's."""
+removed. The limit is read from the job's own verl config values (the workload's
+ckpt_keep_key, workloads.py: trainer.max_ckpt_to_keep for SFT,
+trainer.max_actor_ckpt_to_keep for PPO/GRPO); verl itself is not changed. The job's own directory is verl's."""
 import shutil
 from pathlib import Path
 from typing import Optional
 
 from ..core import log
 from ..worker.jobdir import JobDir
+from .workloads import WORKLOADS
 
-KEY = {"sft": "trainer.max_ckpt_to_keep", "ppo": "trainer.max_actor_ckpt_to_keep",
-       "grpo": "trainer.max_actor_ckpt_to_keep"}
 TRACKER = "latest_checkpointed_iteration.txt"
 
 
@@ -32,10 +31,16 @@ def _resolved(job_dir: Path) -> dict:
     return JobDir(job_dir).resolved()
 
 
+def _key(resolved: dict) -> str:
+    """The workload's limit key ("" for a workload the table does not know: no limit)."""
+    workload = WORKLOADS.get(resolved.get("workload", ""))
+    return workload.ckpt_keep_key if workload else ""
+
+
 def limit(resolved: dict) -> Optional[int]:
     """The job's max_ckpt_to_keep (None: keep all, verl's default null or 0)."""
     overrides = {k.lstrip("+"): str(v) for k, v in (resolved.get("trainer_overrides") or {}).items()}
-    value = overrides.get(KEY.get(resolved.get("workload", ""), ""), "")
+    value = overrides.get(_key(resolved), "")
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
@@ -77,6 +82,6 @@ def enforce(jobs: Path, sid: str) -> list:
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     if removed:
-        log.info(f"job {sid}: {KEY[resolved['workload']]}={keep} across its chain (verl issue 7395): removed "
+        log.info(f"job {sid}: {_key(resolved)}={keep} across its chain (verl issue 7395): removed "
                  + ", ".join(f"{p.parent.parent.name}/{p.name}" for p in removed))
     return removed

@@ -175,7 +175,7 @@ def _resume(layout: Layout, ref: str, workload: str, code_path: Path) -> tuple:
         have = sorted(p.name for p in checkpoints.glob("global_step_*")) if checkpoints.is_dir() else []
         raise MvpError(f"--resume-from {ref}: no checkpoint {checkpoints / step} (there are: "
                        f"{', '.join(have) or 'none'})")
-    if workload == "sft":
+    if workloads.for_job(workload).epoch_end_resume_trains_nothing:
         epoch_boundary.check(old, int(step[len("global_step_"):]), f"{job_id}/{step}", code_path)
     return ({"trainer.resume_mode": "resume_path", "trainer.resume_from_path": str(checkpoints / step)},
             f"{job_id}/{step}")

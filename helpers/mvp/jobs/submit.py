@@ -100,6 +100,7 @@ def main(args, settings, cli=None) -> int:
 
 
 def _submit(args, settings, cli) -> int:
+    jobspec.check_retries(args.retry, "--retry")
     spec, ray_cfg = _spec_and_config(args, settings)
     extra = tuple(jobspec.parse_override_arg(item) for item in args.override)
     plan = plan_mod.build(spec, ray_cfg, settings, extra, args.submission_id, args.resume_from)

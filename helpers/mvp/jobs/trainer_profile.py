@@ -11,9 +11,11 @@ import json
 from pathlib import Path
 
 from . import jobspec
+from ..core import settings
 from ..worker.errors import MvpError
 
-PROFILES = ("gpu", "cpu", "gpu-smoke")
+# MVP_TRAINER_PROFILE's values: config/settings.contract lists them (config.sh checks a setting against them).
+PROFILES = settings.choices("MVP_TRAINER_PROFILE")
 # The profiles that train on GPUs, and so need accelerators Ray detected.
 GPU_PROFILES = ("gpu", "gpu-smoke")
 REPO = Path(__file__).resolve().parents[3]

@@ -38,6 +38,7 @@ from ..worker.jobdir import JobDir
 from ..core.rundir import Regressions, RunDir, file_name
 from . import bands, history, judge, report, suite
 from .judge import failed_checks
+from ..jobs.workloads import WORKLOADS
 
 BAD_INPUT = 2
 GOOD_RUNS = 2
@@ -49,13 +50,10 @@ DEFAULT_JOB = "grpo"
 # (advantages zeroed: grad_norm 0 from step 1, nothing fails, the score not
 # yet moved) shows in these first.
 CURVES = tuple(name for name in bands.FIGURES if name not in history.REPLACED)
-# verl 0.9.1's seed keys: data.seed in ppo_trainer.yaml's data (data/legacy_data.yaml),
-# trainer.seed in sft_trainer_engine.yaml.
-SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}
-# The judge's checks one probe's job directory decides alone (submitted_from_head
-# and inputs_persisted need the night's own evidence: the head's name, step 30).
-PROBE_CHECKS = ("submitted", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
-                "import_from_code_path", "succeeded_in_time", "resumed")
+# verl's seed key of each workload (workloads.py).
+SEED_KEYS = {w.name: w.seed_key for w in WORKLOADS.values()}
+# The judge's checks one probe's job directory decides alone.
+PROBE_CHECKS = ("submitted", *(c for c in suite.CHECKS if c not in suite.NIGHT_CHECKS))
 # The state's file name in a bisection's directory (RunDir.bisect_state).
 STATE = file_name("bisect_state")
 TIME = "%Y-%m-%dT%H:%M:%SZ"

@@ -23,7 +23,7 @@ directories alone:
 import random
 from pathlib import Path
 
-from ..jobs import ckpt_keep, resumed
+from ..jobs import ckpt_keep, resumed, workloads
 from ..jobs.chain import chain_text, resumed_from
 from ..worker import fsutil
 from ..worker.errors import MvpError
@@ -31,12 +31,6 @@ from ..worker.jobdir import JobDir
 from ..core import metrics
 
 NAME = "resume_fidelity"
-# workload: (verl's metric, the band's name), compared step by step.
-FIGURES = {
-    "ppo": (("critic/score/mean", "score"), ("actor/grad_norm", "grad_norm")),
-    "grpo": (("critic/score/mean", "score"), ("actor/grad_norm", "grad_norm")),
-    "sft": (("train/loss", "loss"), ("train/grad_norm", "grad_norm")),
-}
 
 
 def _overrides(jobs: Path, sid: str) -> dict:
@@ -137,7 +131,7 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
     workload = resumed.resolved(jobs / chain[0]).get("workload", "")
     exact = deterministic(_overrides(jobs, chain[0])) and deterministic(_overrides(jobs, reference))
     said, ok, compared = [], True, 0
-    for key, name in FIGURES.get(workload, ()):
+    for key, name in workloads.for_job(workload).resume_figures:
         limit = 0.0 if exact else float(band.get(name, 0))
         worst = _diff(ref, after, sorted(after), key)
         rerun = _diff(ref, before, sorted(before), key)

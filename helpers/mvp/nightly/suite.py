@@ -10,14 +10,12 @@ import re
 import sys
 from pathlib import Path
 
-from ..jobs import cmdline, jobspec
+from ..jobs import cmdline, jobspec, trainer_profile, workloads
 from ..worker import kv
 from ..worker.errors import MvpError
 
 NAME = re.compile(r"[a-z0-9_]+\Z")
 FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles", "rises")
-# MVP_TRAINER_PROFILE's values (profile.PROFILES), which `profiles:` names.
-PROFILES = ("gpu", "cpu", "gpu-smoke")
 # The runbook's own templates go through their scripts (40-42), as the night
 # always submitted them: with MVP_MODEL_ID's model, the one step 30 prepares.
 TEMPLATE_SCRIPTS = {"ppo.yaml": "40_submit_ppo_epoch1", "grpo.yaml": "41_submit_grpo_epoch1",
@@ -28,6 +26,11 @@ GENERIC_SCRIPT = "43_submit_jobspec"
 CHECKS = ("submitted_from_head", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
           "inputs_persisted", "import_from_code_path", "succeeded_in_time", "resumed", "resume_fidelity", "regression",
           "signal")
+# Those one job's directory does not decide alone, which 61's probes leave out
+# (bisection.PROBE_CHECKS): the night's own evidence (the head's name, step
+# 30), other runs (the resume's reference, the nights before), and signal,
+# which a probe gets only when its job rises (bisection.record).
+NIGHT_CHECKS = ("submitted_from_head", "inputs_persisted", "resume_fidelity", "regression", "signal")
 RESUMED = "_resumed"
 
 
@@ -119,13 +122,15 @@ def spec_job(name: str, spec, where: str, repo: Path) -> Job:
     if not path.is_file():
         raise MvpError(f"{where}: spec {spec} does not exist ({path}); give a JobSpec's path, relative to the repo "
                        "or absolute")
-    yaml = _yaml()
+    _yaml()  # PyYAML, or the one ERROR line saying how to get it
     try:
-        doc = yaml.safe_load(jobspec.decode_input(path.read_bytes(), spec))
-    except (yaml.YAMLError, OSError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise MvpError(f"{where}: spec {spec} is not a readable YAML JobSpec ({exc}); fix it") from None
-    workload = doc.get("workload") if isinstance(doc, dict) else None
-    if isinstance(doc, dict) and doc.get("entrypoint") and not workload:
+    # The JobSpec's own reader (no YAML aliases), as 40-44 read it.
+    doc = jobspec.load_yaml(jobspec.decode_input(data, spec), f"{where}: spec {spec}")
+    workload = doc.get("workload")
+    if doc.get("entrypoint") and not workload:
         workload = cmdline.workload_of(cmdline.parse(doc["entrypoint"], f"{where}: spec {spec}: entrypoint"))
     if not isinstance(workload, str) or not workload:
         raise MvpError(f"{where}: spec {spec} names no workload (nor an entrypoint:); it is not a JobSpec")
@@ -169,18 +174,21 @@ def _retries(value, where: str):
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MvpError(f"{where}: retries must be a whole number >= 0, e.g. retries: 1")
+    jobspec.check_retries(value, f"{where}: retries")
     return value
 
 
 def _profiles(items, where: str) -> list:
+    """`profiles:`: some of MVP_TRAINER_PROFILE's values (the contract lists them)."""
     if items is None:
         return []
+    profiles = trainer_profile.PROFILES
     if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
-        raise MvpError(f"{where}: profiles must be a non-empty list of trainer profiles: {', '.join(PROFILES)}")
-    bad = [p for p in items if p not in PROFILES]
+        raise MvpError(f"{where}: profiles must be a non-empty list of trainer profiles: {', '.join(profiles)}")
+    bad = [p for p in items if p not in profiles]
     if bad:
         raise MvpError(f"{where}: profiles: '{bad[0]}' is not a trainer profile (MVP_TRAINER_PROFILE); use "
-                       f"{', '.join(PROFILES)}")
+                       f"{', '.join(profiles)}")
     return list(items)
 
 
@@ -310,4 +318,7 @@ def main(args, settings) -> int:
         kv.emit(("jobs", len(planned)))
         return 0
     emit_plan(planned, resume_job, resume_ref, skip, extra, where)
+    # The resumed job's checkpoint limit, which 60 gives it (ckpt_keep.py honours it across the resume).
+    resumed = [j.workload for j in planned if j.name == resume_job]
+    kv.emit(("resume_ckpt_keep_key", workloads.ckpt_keep_key(resumed[0]) if resumed else ""))
     return 0
