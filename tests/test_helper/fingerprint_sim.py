@@ -25,21 +25,23 @@ class Dash:
         return {"ray_version": self.ray}
 
 
-def snapshot(root: Path, code_id: str, commit=None) -> Path:
+def snapshot(root: Path, code_id: str, commit=None, verl=None) -> Path:
     path = root / "common/code/verl" / code_id
     manifest = {"code_id": code_id, "content_sha256": f"sha-of-{code_id}", "git_commit": commit or "0" * 40}
     fsutil.write_json(path / "MANIFEST.json", manifest)
+    if verl:
+        fsutil.write_text(path / "verl/version/version", verl + "\n")
     return path
 
 
 def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, worker_ray="2.60.0", commit=None,
-        unrecorded=()):
+        unrecorded=(), verl=None):
     """A job directory with a planted environment, less the records named in
     `unrecorded` ("driver", a node's ip): a job that ended before its
     launcher's writer or a node's keeper wrote. Returns its fingerprint.json."""
     jd = root / "jobs" / sid
     fsutil.write_json(jd / "config/job_spec.json", {"resolved": {"code_id": code_id,
-                                                                  "code_path": str(snapshot(root, code_id, commit))}})
+                                                                  "code_path": str(snapshot(root, code_id, commit, verl))}})
     fsutil.write_json(jd / "config/fingerprint.json", {"runtime": "local", "cluster_name": "local@test",
                                                        "auth_mode": "off", "image": None})
     fsutil.write_json(jd / "debug/20261127T023000.000000Z_submit_nodes.json", [

@@ -32,6 +32,16 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   assert_output "\"$(printf '0%.0s' {1..40})\""
 }
 
+@test "fingerprint: the snapshot's verl release (its verl/version/version) is recorded and its change named second, after the snapshot's id (an upgrade 0.9.0 -> 0.9.1); a tree without the file records none" {
+  run sim 'job(ROOT, "v0", code_id="old", verl="0.9.0")["snapshot"]'
+  assert_success
+  jq -e '.verl == "0.9.0"' <<<"$output"
+  run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "v1", code_id="old", verl="0.9.0"), flat(ROOT, "v2", code_id="new", verl="0.9.1")))[:2]'
+  assert_output '["snapshot.id old -> new", "snapshot.verl 0.9.0 -> 0.9.1"]'
+  run sim '"snapshot.verl" in flat(ROOT, "v3")'
+  assert_output false
+}
+
 @test "fingerprint diff: keys added, removed and changed with old -> new; the same environment differs in nothing" {
   run sim 'fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "b"))'
   assert_success

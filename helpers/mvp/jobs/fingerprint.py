@@ -3,8 +3,9 @@
 <job dir>/fingerprint.json is written when the job is archived (jobdir), from
 what the job directory already holds, with one HTTP call (the head's Ray
 version, a few ms) and no Ray CLI call:
-- the code snapshot: its id, its git commit (the manifest's `git_commit`)
-  and the sha256 over its files (`content_sha256`);
+- the code snapshot: its id, its git commit (the manifest's `git_commit`),
+  the sha256 over its files (`content_sha256`) and its verl release
+  (verl/version/version; absent from a tree without one);
 - the versions the driver's Python ran with and its package list
   (logs/env/driver.json, runenv.py), each node's Ray version as that node's
   own Python reports it (logs/env/node-<ip>.json, written by its log keeper;
@@ -23,9 +24,10 @@ from typing import Optional
 from ..worker import fsutil
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
+from .verl_release import release
 
 # The keys a person reads first; the rest (each package) after them.
-FIRST = ("snapshot.id", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",
+FIRST = ("snapshot.id", "snapshot.verl", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",
          "ray", "image", "runtime", "auth_mode", "cluster.nodes", "cluster.workers", "cluster.worker_cpus",
          "cluster.worker_gpus", "packages.sha256")
 HEX = frozenset("0123456789abcdef")
@@ -46,8 +48,9 @@ def submitted(settings) -> str:
 def snapshot(code_path: str, code_id: Optional[str]) -> dict:
     manifest = fsutil.read_json(Path(code_path) / "MANIFEST.json", {}) if code_path else {}
     manifest = manifest or {}
+    verl = release(Path(code_path)) if code_path else ""
     return {"id": code_id, "commit": manifest.get("git_commit"),
-            "files_sha256": manifest.get("content_sha256")}
+            "files_sha256": manifest.get("content_sha256"), **({"verl": verl} if verl else {})}
 
 
 def _submit_nodes(jd: Path) -> list:
@@ -120,6 +123,7 @@ def flatten(fp: dict) -> dict:
     has no key: not recording is no change."""
     snap, driver, cluster = fp.get("snapshot") or {}, fp.get("driver") or {}, fp.get("cluster") or {}
     flat = {f"snapshot.{k}": snap.get(k) for k in ("id", "commit", "files_sha256")}
+    flat.update({"snapshot.verl": snap["verl"]} if snap.get("verl") else {})
     recorded = fp.get("driver_recorded", True)
     if recorded:
         flat.update({k: driver.get(k) for k in ("python", "torch", "cuda", "nccl", "gpu_driver")})
