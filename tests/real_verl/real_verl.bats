@@ -404,7 +404,9 @@ tracked() {
 # The bisection's proof on real verl. fork: real verl 0.9.1's tree as a
 # team's fork, a git repository made once ($BATS_FILE_TMPDIR/verl fork; a
 # test fixture: the runbook itself never patches verl). GOOD (tag good), then
-# 8 commits on main, the 5th of which zeroes GRPO's advantages
+# 8 commits on main: the 4th renames verl's RolloutReplicaRegistry (an
+# interface change the CPU layer cannot serve: 61 skips it), the 5th keeps
+# the old name as an alias, the 6th zeroes GRPO's advantages
 # (compute_grpo_outcome_advantage times 0: pg_loss and grad_norm 0 from step
 # 1, nothing fails, the score not yet moved); off GOOD the branch slow of
 # 2 commits, the 2nd of which sleeps SLOW_S seconds in that function, once a
@@ -424,9 +426,15 @@ fork() {
   local -a git=(git -C "$FORK.tmp" -c user.name=t -c user.email=t@t -c commit.gpgsign=false)
   "${git[@]}" init -q -b main && "${git[@]}" add -A && "${git[@]}" commit -qm "verl 0.9.1" && "${git[@]}" tag good
   for i in 1 2 3 4 5 6 7 8; do
-    if ((i == 5)); then
+    if ((i == 4)); then
+      verl_plant rename "$FORK.tmp"
+      "${git[@]}" commit -qam "rollout: RolloutReplicaRegistry is ReplicaRegistry now (change 4)"
+    elif ((i == 5)); then
+      verl_plant alias "$FORK.tmp"
+      "${git[@]}" commit -qam "rollout: keep RolloutReplicaRegistry as an alias (change 5)"
+    elif ((i == 6)); then
       verl_plant zeroed "$FORK.tmp"
-      "${git[@]}" commit -qam "grpo: scale the advantages (change 5)"
+      "${git[@]}" commit -qam "grpo: scale the advantages (change 6)"
     else
       echo "# change $i" >>"$FORK.tmp/verl/__init__.py"
       "${git[@]}" commit -qam "change $i: a comment"
@@ -482,10 +490,11 @@ probes_ran_their_commits() {
   done < <(jq -r '.probes[] | "\(.commit) \(.code_id)"' "$DIR/bisect.json")
 }
 
-@test "61 on real verl: of 8 commits of a verl fork, names the one that zeroed GRPO's advantages in 6 probes (GOOD twice); its jobs SUCCEEDED and are bad by the judge's grad_norm band, the others good; each probe ran its commit's snapshot; the checkout untouched; the report page names it" {
+@test "61 on real verl: of 8 commits of a verl fork, names the one that zeroed GRPO's advantages and skips the one whose verl the CPU layer cannot serve (a renamed registry: the preflight refuses it, exit 69, no job), in 5 probed jobs and 1 skip (GOOD twice); the jobs SUCCEEDED and are bad by the judge's grad_norm band exactly from the zeroing on; each probe ran its commit's snapshot; the checkout untouched; the report page names both" {
   fork
-  local planted
-  planted=$(git -C "$FORK" rev-parse main~3)
+  local planted renamed
+  planted=$(git -C "$FORK" rev-parse main~2)
+  renamed=$(git -C "$FORK" rev-parse main~4)
   # The score of a 2-step probe is its sampling's noise (GOOD's two probes
   # 0.039 and 0.037, the zeroed BAD's 0.028: -26%, the model not yet moved);
   # its seconds and its "peak memory" (on CPU verl logs the machine's used
@@ -494,14 +503,18 @@ probes_ran_their_commits() {
   bisected good main "$LOOSE"
   assert_success
   assert_equal "$(last_line)" "first_bad=$planted"
-  grep -q "^first bad commit $planted: grpo: scale the advantages (change 5)" <<<"$stderr"
+  grep -q "^first bad commit $planted: grpo: scale the advantages (change 6)" <<<"$stderr"
   (($(grep -c '^probe_[0-9]*=' <<<"$output") <= 6))
-  # Every probe's job SUCCEEDED; a bad one is bad by grad_norm's band alone (the score and s/step within GOOD's).
-  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.verdict.reasons | map(split(" ")[0]) | join(","))"' "$DIR/bisect.json"
-  assert_line --index 0 --regexp '^good SUCCEEDED false '
-  assert_line --index 1 --regexp '^good SUCCEEDED false '
-  assert_line --index 2 "bad SUCCEEDED true grad_norm"
-  # Each probe is bad exactly when its commit holds the planted one, and then by grad_norm below its band alone.
+  # The first middle is the renamed commit: skipped (no job), the next probe the one after it.
+  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.verdict.skip // "-" | split(" (")[0])"' "$DIR/bisect.json"
+  assert_line --index 0 --regexp '^good SUCCEEDED false -$'
+  assert_line --index 1 --regexp '^good SUCCEEDED false -$'
+  assert_line --index 2 "bad SUCCEEDED true -"
+  assert_line --index 3 "probe NOT_SUBMITTED false the runbook's CPU layer cannot serve its verl"
+  [[ $(jq -r '.probes[3].commit' "$DIR/bisect.json") == "$renamed" ]]
+  grep -q "^probe_4=$renamed probe skip snapshot git-" <<<"$output"
+  grep -q "ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot git-" "$DIR/bisect.log"
+  # Each probe that ran is bad exactly when its commit holds the planted one, and then by grad_norm below its band alone.
   local sha status bad reasons
   while IFS=$'\t' read -r sha status bad reasons; do
     if git -C "$FORK" merge-base --is-ancestor "$planted" "$sha"; then
@@ -509,10 +522,11 @@ probes_ran_their_commits() {
     else
       [[ $bad == false ]]
     fi && [[ $status == SUCCEEDED ]] || fail "probe of $sha: $status, bad $bad: $reasons"
-  done < <(jq -r '.probes[] | [.commit, .judged.status, .verdict.bad, (.verdict.reasons | join("; "))] | @tsv' "$DIR/bisect.json")
-  echo "# grad_norm per step: $(jq -r '[.probes[] | "\(.role) \(.commit[:7]) \(.judged.curves.grad_norm.values | map(. * 1e6 | round / 1e6) | join(","))"] | join("; ")' "$DIR/bisect.json")" >&3
+  done < <(jq -r '.probes[] | select(.verdict.skip == null) | [.commit, .judged.status, .verdict.bad, (.verdict.reasons | join("; "))] | @tsv' "$DIR/bisect.json")
+  echo "# grad_norm per step: $(jq -r '[.probes[] | select(.verdict.skip == null) | "\(.role) \(.commit[:7]) \(.judged.curves.grad_norm.values | map(. * 1e6 | round / 1e6) | join(","))"] | join("; ")' "$DIR/bisect.json")" >&3
   probes_ran_their_commits
-  grep -q "first bad commit: $planted (grpo: scale the advantages (change 5))" "$DIR/report.md"
+  grep -q "first bad commit: $planted (grpo: scale the advantages (change 6))" "$DIR/report.md"
+  grep -q "| probe | $renamed | rollout: RolloutReplicaRegistry is ReplicaRegistry now (change 4) | git-.* | - | skip | skipped: the runbook's CPU layer cannot serve its verl" "$DIR/report.md"
   grep -q "$planted" "$DIR/report.html"
   basename "$DIR" >"$BATS_FILE_TMPDIR/zeroed.bisection"
 }
@@ -575,4 +589,75 @@ PROBE_BAND=0.127
     fail "GOOD's probes did not learn: $(jq -c '[.probes[] | .judged.curves.score.values]' "$DIR/bisect.json")"
   jq -e '.probes[2].judged.curves.score.values | .[-1] < .[0]' "$DIR/bisect.json"
   probes_ran_their_commits
+}
+
+# upgrade_suite FILE: a one-job suite (job `up`: 41's GRPO JobSpec with the
+# tiny model and the shaped reward, 2 steps), the nights across an upgrade run.
+upgrade_suite() {
+  printf 'jobs:\n  - name: up\n    spec: %s\n    overrides: [trainer.total_training_steps=2]\n' "$(probe_spec)" >"$1"
+}
+
+@test "two real releases on one cluster, and the nightly across the upgrade: verl 0.9.0 (its wheel, pinned, unpacked) refuses an override 0.9.1 takes and takes one 0.9.1 refuses, each for its own job alone; a night on 0.9.0, then one on 0.9.1 with --control, each job SUCCEEDED importing its own snapshot; the report names the snapshot's and verl's change, the control ran 0.9.0 beside 0.9.1, and MVP_NIGHTLY_HISTORY_SINCE started a new history" {
+  local t0=$SECONDS suite=$BATS_TEST_TMPDIR/suite.yaml night release
+  upgrade_suite "$suite"
+  # The preflight composes each job against its own snapshot's config.
+  MVP_VERL_SRC=.mvp/cache/verl-0.9.0 CODE_ID=verl-0.9.0 mvp_script 31_snapshot_verl_code >/dev/null
+  [[ $(cat "$SHARED_ROOT/common/code/verl/verl-0.9.0/verl/version/version") == 0.9.0 ]]
+  for release in 0.9.0 0.9.1; do
+    CODE_ID=verl-$release run --separate-stderr "$MVP_REPO/scripts/41_submit_grpo_epoch1.sh" --dry-run \
+      --reward-fn user/code/shaped_gsm8k.py --override trainer.checkpoint_callback_class=null
+    echo "$release checkpoint_callback_class $status" >>"$BATS_TEST_TMPDIR/verdicts"
+    [[ $status == 0 ]] || [[ $(grep -c '^ERROR:' <<<"$stderr") == 1 && $stderr == *"trainer.checkpoint_callback_class"* ]]
+    CODE_ID=verl-$release run --separate-stderr "$MVP_REPO/scripts/41_submit_grpo_epoch1.sh" --dry-run \
+      --reward-fn user/code/shaped_gsm8k.py --override data.continuous_token.enable=false
+    echo "$release continuous_token $status" >>"$BATS_TEST_TMPDIR/verdicts"
+    [[ $status == 0 ]] || [[ $(grep -c '^ERROR:' <<<"$stderr") == 1 && $stderr == *"data.continuous_token"* ]]
+  done
+  run cat "$BATS_TEST_TMPDIR/verdicts"
+  assert_output $'0.9.0 checkpoint_callback_class 1\n0.9.0 continuous_token 0\n0.9.1 checkpoint_callback_class 0\n0.9.1 continuous_token 1'
+  # Three earlier good nights of `up`, far slower, in place of the file's history: the 0.9.0 night is judged against them.
+  mkdir -p "$SHARED_ROOT/regressions"
+  jq -n '[range(3) | {run_id: "nightly-2026010\(. + 1)T023000Z", passed: true, started_at: "2026-01-0\(. + 1)T02:30:00Z",
+    jobs: {up: {status: "SUCCEEDED", duration_s: 9999, failed_checks: [], judged: {},
+                figures: {step_s: 1000, throughput: 0.001, peak_memory_gb: 1000, duration_s: 9999}}}}]' \
+    >"$SHARED_ROOT/regressions/history.json"
+  MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' MVP_VERL_SRC=.mvp/cache/verl-0.9.0 CODE_ID=verl-0.9.0 \
+    run --separate-stderr mvp_script 60_nightly_regression
+  echo "# the 0.9.0 night: $((SECONDS - t0)) s" >&3
+  assert_success
+  local old new
+  old=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
+  jq -e '.passed and .code_id == "verl-0.9.0" and ([.jobs[] | .checks[] | select(.name == "regression") | .passed] == [true])' "$old/report.json"
+  # The upgrade, intended: tonight's history starts here.
+  local since
+  since=nightly-$(date -u +%Y%m%dT%H%M%SZ)
+  sleep 1
+  t0=$SECONDS
+  MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' MVP_NIGHTLY_HISTORY_SINCE=$since CODE_ID=verl-0.9.1 \
+    run --separate-stderr mvp_script 60_nightly_regression --control
+  echo "# the 0.9.1 night with its control pair: $((SECONDS - t0)) s" >&3
+  assert_success
+  new=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
+  [[ $new != "$old" ]]
+  # Each night's job ran its own release's tree, as its driver log shows (the judge's import check).
+  for night in "$old:0.9.0" "$new:0.9.1"; do
+    release=${night##*:} night=${night%:*}
+    local id
+    id=$(jq -r '.jobs[0].submission_id' "$night/report.json")
+    [[ $(job_json "$id" result.json .status) == SUCCEEDED ]]
+    grep -q "^MVP_PRECHECK_VERL_FILE=$SHARED_ROOT/common/code/verl/verl-$release/verl/__init__.py$" "$(driver_log "$id")"
+    grep -q "^MVP_PRECHECK_MARKER=verl-$release$" "$(driver_log "$id")"
+    jq -e '[.jobs[0].checks[] | select(.name == "import_from_code_path") | .passed] == [true] and .jobs[0].metrics.steps >= 2' \
+      "$night/report.json"
+  done
+  # The report names what changed since the last good night: the snapshot and its verl release.
+  grep -q "^## What changed since the last good night ($(basename "$old"))" "$new/report.md"
+  grep -q '^- snapshot.id verl-0.9.0 -> verl-0.9.1$' "$new/report.md"
+  grep -q '^- snapshot.verl 0.9.0 -> 0.9.1$' "$new/report.md"
+  # The control pair: the last good night's snapshot (0.9.0) beside tonight's (0.9.1), both trained.
+  run jq -r '.control | "\(.run_id) \(.control.code_id) \(.candidate.code_id) \(.control.status) \(.candidate.status)"' "$new/report.json"
+  assert_output "$(basename "$old") verl-0.9.0 verl-0.9.1 SUCCEEDED SUCCEEDED"
+  # A new history: the 0.9.0 night and the seeded ones are before it, so tonight is not judged yet.
+  run jq -r '.jobs[0].checks[] | select(.name == "regression") | "\(.passed) \(.evidence)"' "$new/report.json"
+  assert_output --regexp '^null s/step [0-9.]+: not judged yet \(0 good nights in history'
 }
