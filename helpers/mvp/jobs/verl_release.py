@@ -19,7 +19,7 @@ from pathlib import Path
 from ..worker.errors import MvpError
 
 # The releases the tiers train (docs/versions.md: how each is tested).
-TESTED = ("0.9.1",)
+TESTED = ("0.9.0", "0.9.1")
 VERSION_FILE = "verl/version/version"
 CPU_LAYER = Path(__file__).resolve().parents[2] / "verl_cpu" / "mvp_verl_cpu"
 # sysexits' EX_UNAVAILABLE: the exit code of the refusal below (40-44 pass it
