@@ -5,12 +5,12 @@ or a bisection's bisect-<time>/ (RunDir: report.json, plan.json, nightly.log,
 ...). No other module spells a file name of theirs (tests/unit/run_dir.bats);
 bash reads them from shared-layout.txt (mvp::config::run_file). "The last good
 night" is defined here once (last_good)."""
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from ..worker import fsutil
+from ..worker.jobdir import NamedFiles
 
 # Every file of regressions/ and of a run in it: (name, path relative to
 # regressions/, what it holds). shared-layout.txt lists them as comments.
@@ -39,24 +39,10 @@ STAMP = "%Y%m%dT%H%M%SZ"
 NIGHT_ID = NIGHT + r"\d{8}T\d{6}Z"
 
 
-class RunDir:
+class RunDir(NamedFiles):
     """One night's or one bisection's directory. Each run-level name of FILES
     is an attribute, its path (rd.report, rd.log); takes a path or a RunDir."""
-
-    def __init__(self, path):
-        self.path = Path(os.fspath(path))
-
-    def __getattr__(self, name: str) -> Path:
-        try:
-            return self.path / _RUN[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
-    def __str__(self) -> str:
-        return str(self.path)
+    NAMES = _RUN
 
     def __eq__(self, other) -> bool:
         return isinstance(other, RunDir) and self.path == other.path
@@ -80,21 +66,10 @@ class RunDir:
         return fsutil.read_json(self.plan, default)
 
 
-class Regressions:
+class Regressions(NamedFiles):
     """regressions/: its own files as attributes (regs.history, regs.index,
     regs.fingerprints, regs.lock), its runs as RunDirs."""
-
-    def __init__(self, path):
-        self.path = Path(os.fspath(path))
-
-    def __getattr__(self, name: str) -> Path:
-        try:
-            return self.path / _ROOT[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __fspath__(self) -> str:
-        return str(self.path)
+    NAMES = _ROOT
 
     def read_history(self) -> list:
         """history.json: each night's compact entry, oldest first ([] without one)."""

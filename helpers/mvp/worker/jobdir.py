@@ -55,22 +55,18 @@ SUBDIRS = tuple(_PATHS[name] for name in ("config", "logs", "checkpoints", "debu
 DIR_MODE = 0o750
 
 
-class JobDir:
-    """One job directory. Each name of FILES is an attribute, its path
-    (jd.result, jd.live_log); the methods read and write what more than one
-    module reads. Takes a path as the caller sees the directory (this host's
-    view or a node's), or another JobDir."""
+class NamedFiles:
+    """A directory whose files a table names (NAMES: name -> path relative to
+    it): each name is an attribute, its path. JobDir here; the nightly's
+    RunDir and Regressions (core/rundir.py) the same way."""
+    NAMES: dict = {}
 
     def __init__(self, path):
         self.path = Path(os.fspath(path))
 
-    @classmethod
-    def of(cls, jobs, submission_id: str) -> "JobDir":
-        return cls(Path(os.fspath(jobs)) / submission_id)
-
     def __getattr__(self, name: str) -> Path:
         try:
-            return self.path / _PATHS[name]
+            return self.path / type(self).NAMES[name]
         except KeyError:
             raise AttributeError(name) from None
 
@@ -79,6 +75,18 @@ class JobDir:
 
     def __str__(self) -> str:
         return str(self.path)
+
+
+class JobDir(NamedFiles):
+    """One job directory. Each name of FILES is an attribute, its path
+    (jd.result, jd.live_log); the methods read and write what more than one
+    module reads. Takes a path as the caller sees the directory (this host's
+    view or a node's), or another JobDir."""
+    NAMES = _PATHS
+
+    @classmethod
+    def of(cls, jobs, submission_id: str) -> "JobDir":
+        return cls(Path(os.fspath(jobs)) / submission_id)
 
     def __repr__(self) -> str:
         return f"JobDir({str(self.path)!r})"
