@@ -614,6 +614,10 @@ open(sys.argv[2], "w").write(eval(sys.argv[4]))' "$MVP_REAL_VERL/$f" "$snap/verl
   run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
 from mvp.jobs import verl_release; print(max(verl_release.TESTED, key=verl_release._numbers))' "$MVP_REPO/helpers"
   assert_output "$(sed -n 's/^VERL_VERSION=//p' "$MVP_REPO/tests/fixtures/real_verl.sh")"
+  # Every release the preflight calls tested is one the tiers unpack (real_verl.sh's RELEASES), and no other.
+  run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
+from mvp.jobs import verl_release; print(" ".join(sorted(verl_release.TESTED)))' "$MVP_REPO/helpers"
+  assert_output "$(sed -n 's/^  \[\([0-9.]*\)\]=[0-9a-f]*$/\1/p' "$MVP_REPO/tests/fixtures/real_verl.sh" | sort | paste -sd ' ')"
 }
 
 @test "profile cpu: a snapshot whose verl renamed a name the CPU layer imports (RolloutReplicaRegistry) is refused in one line naming the releases the layer serves, exit 69 (61 skips such a commit); a GPU job on it is not" {
@@ -635,7 +639,7 @@ from mvp.jobs import verl_release; print(max(verl_release.TESTED, key=verl_relea
   planted_snapshot newer 't if f.endswith(".py") else "0.10.0.dev\n"'
   CODE_ID=newer run --separate-stderr submit_flags
   assert_success
-  grep -q " !     preflight: snapshot newer holds verl 0.10.0.dev, newer than the releases the runbook is tested with (0.9.1; docs/versions.md); the preflight checked its config and data$" <<<"$stderr"
+  grep -q " !     preflight: snapshot newer holds verl 0.10.0.dev, newer than the releases the runbook is tested with (0.9.0, 0.9.1; docs/versions.md); the preflight checked its config and data$" <<<"$stderr"
   MVP_TRAINER_PROFILE=cpu CODE_ID=newer run --separate-stderr submit_flags
   assert_success
   grep -q "newer than the releases the runbook is tested with" <<<"$stderr"
