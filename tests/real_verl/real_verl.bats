@@ -477,7 +477,7 @@ bisected() {
   MVP_NIGHTLY_TOLERANCE=$3 run --separate-stderr "$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$FORK" \
     --good "$1" --bad "$2" "${job[@]}"
   DIR=$(sed -n 's/^report=//p' <<<"$output")
-  echo "# 61 $1..$2: $(grep -c '^probe_[0-9]*=' <<<"$output") probes ($(grep -c '^probe_[0-9]*=.*(reused from ' <<<"$output") reused) in $((SECONDS - t0)) s; each job's seconds: $(jq -r '[.probes[].judged.duration_s | round] | join(" ")' "$DIR/bisect.json")" >&3
+  echo "# 61 $1..$2: $(grep -c '^probe_[0-9]*=' <<<"$output") probes ($(grep -c '^probe_[0-9]*=.*(reused from ' <<<"$output") reused) in $((SECONDS - t0)) s; each job's seconds: $(jq -r '[.probes[].judged.duration_s | if . == null then "-" else round end] | join(" ")' "$DIR/bisect.json")" >&3
   # The user's checkout is untouched.
   [[ -z $(git -C "$FORK" status --porcelain) && $(git -C "$FORK" rev-parse HEAD) == "$head" ]]
 }
@@ -505,6 +505,7 @@ probes_ran_their_commits() {
   assert_equal "$(last_line)" "first_bad=$planted"
   grep -q "^first bad commit $planted: grpo: scale the advantages (change 6)" <<<"$stderr"
   (($(grep -c '^probe_[0-9]*=' <<<"$output") <= 6))
+  local said=$output
   # The first middle is the renamed commit: skipped (no job), the next probe the one after it.
   run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.verdict.skip // "-" | split(" (")[0])"' "$DIR/bisect.json"
   assert_line --index 0 --regexp '^good SUCCEEDED false -$'
@@ -512,7 +513,7 @@ probes_ran_their_commits() {
   assert_line --index 2 "bad SUCCEEDED true -"
   assert_line --index 3 "probe NOT_SUBMITTED false the runbook's CPU layer cannot serve its verl"
   [[ $(jq -r '.probes[3].commit' "$DIR/bisect.json") == "$renamed" ]]
-  grep -q "^probe_4=$renamed probe skip snapshot git-" <<<"$output"
+  grep -q "^probe_4=$renamed probe skip snapshot git-" <<<"$said"
   grep -q "ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot git-" "$DIR/bisect.log"
   # Each probe that ran is bad exactly when its commit holds the planted one, and then by grad_norm below its band alone.
   local sha status bad reasons
