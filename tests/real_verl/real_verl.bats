@@ -634,8 +634,11 @@ upgrade_suite() {
   since=nightly-$(date -u +%Y%m%dT%H%M%SZ)
   sleep 1
   t0=$SECONDS
+  # The control pair is judged as 61 judges a probe against GOOD: here at 100% (LOOSE), since a 2-step
+  # probe's seconds and CPU "peak memory" are this loaded machine's (the rehearsal's pair at 10% said
+  # "code worse than its control" of the same release pair); what this test shows is that it ran.
   MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' MVP_NIGHTLY_HISTORY_SINCE=$since CODE_ID=verl-0.9.1 \
-    run --separate-stderr mvp_script 60_nightly_regression --control
+    MVP_NIGHTLY_TOLERANCE=$LOOSE run --separate-stderr mvp_script 60_nightly_regression --control
   echo "# the 0.9.1 night with its control pair: $((SECONDS - t0)) s" >&3
   assert_success
   new=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
