@@ -5,7 +5,8 @@
 # silent regression (the reward halved: the job succeeds, its score drops);
 # 61 snapshots each probed commit with 31 --git-repo, runs the suite's grpo
 # job for 2 steps through 41 --wait, and the nightly judge names the planted
-# commit.
+# commit. Off GOOD, the branch slow: a comment, then a step five times as long
+# (the judge's s/step), bisected with GOOD's two probes lent by the first.
 
 setup_file() {
   load ../test_helper/common
@@ -19,7 +20,7 @@ setup_file() {
   REPO="$BATS_FILE_TMPDIR/verl fork"
   cp -r "$MVP_REPO/$MVP_VERL_SRC" "$REPO"
   local -a git=(git -C "$REPO" -c user.name=t -c user.email=t@t)
-  "${git[@]}" init -q && "${git[@]}" add -A && "${git[@]}" commit -qm "verl 0.9.1 with the stand-in"
+  "${git[@]}" init -q -b main && "${git[@]}" add -A && "${git[@]}" commit -qm "verl 0.9.1 with the stand-in"
   local i
   for i in 1 2 3 4 5; do
     if ((i == 3)); then
@@ -31,6 +32,14 @@ setup_file() {
     fi
     "${git[@]}" commit -qam "change $i$( ((i == 3)) && echo ': the reward halved')"
   done
+  "${git[@]}" checkout -qb slow HEAD~5
+  echo "# slow change 1" >>"$REPO/verl/__init__.py"
+  "${git[@]}" commit -qam "slow change 1: a comment"
+  sed -i 's|float(get(config, "step_seconds", 0.02)) \* share)|float(get(config, "step_seconds", 0.02)) * share * 5)|' \
+    "$REPO/verl/_standin/knobs.py"
+  grep -q 'share \* 5)' "$REPO/verl/_standin/knobs.py"
+  "${git[@]}" commit -qam "slow change 2: five times the step"
+  "${git[@]}" checkout -q main
   HEAD_BEFORE=$(git -C "$REPO" rev-parse HEAD)
   export REPO HEAD_BEFORE
   mvp_cluster_up
@@ -75,4 +84,24 @@ setup() {
   [[ -z $(git -C "$REPO" status --porcelain) && $(git -C "$REPO" rev-parse HEAD) == "$HEAD_BEFORE" ]]
   grep -q "first bad commit: $planted (change 3: the reward halved)" "$dir/report.md"
   [[ -s $dir/report.html ]]
+  basename "$dir" >"$BATS_FILE_TMPDIR/first.bisection"
+}
+
+@test "61 on the branch slow off the same GOOD: GOOD's two probes lent by the bisection above (same GOOD, job and cluster: none of them run again), the commit whose steps take five times as long named by the judge's s/step, its job SUCCEEDED; the commit before it good" {
+  local planted first
+  planted=$(git -C "$REPO" rev-parse slow)
+  first=$(cat "$BATS_FILE_TMPDIR/first.bisection") || fail "no earlier bisection to lend GOOD's probes"
+  run --separate-stderr "$MVP_REPO/scripts/61_bisect_regression.sh" --repo "$REPO" --good "$(git -C "$REPO" rev-parse slow~2)" --bad slow --steps 2
+  assert_success
+  assert_equal "$(last_line)" "first_bad=$planted"
+  grep -q "^first bad commit $planted: slow change 2: five times the step" <<<"$stderr"
+  [[ $(grep -c "^probe_[12]=.* (reused from $first): " <<<"$output") == 2 ]]
+  local dir
+  dir=$(sed -n 's/^report=//p' <<<"$output")
+  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.reused_from // "ran")"' "$dir/bisect.json"
+  assert_output "good SUCCEEDED false $first"$'\n'"good SUCCEEDED false $first"$'\nbad SUCCEEDED true ran\nprobe SUCCEEDED false ran'
+  run jq -r '.probes[2].verdict.reasons[]' "$dir/bisect.json"
+  assert_line --regexp "^s/step [0-9.]+ vs median [0-9.]+ of GOOD's 2 probes: \+[0-9]+% \(worse than [0-9.]+%\)$"
+  grep -q "| good (reused from $first) |" "$dir/report.md"
+  [[ -z $(git -C "$REPO" status --porcelain) && $(git -C "$REPO" rev-parse HEAD) == "$HEAD_BEFORE" ]]
 }
