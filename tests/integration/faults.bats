@@ -173,39 +173,36 @@ node_at() {
   assert_output ""
 }
 
-@test "faults: one job's secret never appears in a later job's debug bundle (job list, actors), from the JobSpec or the Ray config" {
-  local secret=supersecret123-of-job-a
+# One chain of three jobs, each with private variables, proves both claims: a
+# later job's bundle holds no earlier job's secret (from a JobSpec: the first;
+# from a Ray config: the second, through 44), and each submission with some
+# (44's, then 43's) removes those of the job that ended before it.
+@test "faults: one job's secret never appears in a later job's debug bundle (job list, actors), from the JobSpec or the Ray config; a job's private variables live in Ray's GCS store only while it may run: the next submission with some (through 44 or 43) removes those of ended jobs" {
+  local secret=supersecret123-of-job-a first second later
   printf '%s\n' "$secret" >"$BATS_TEST_TMPDIR/pattern"
   run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: $secret}")" --wait
   assert_success
+  first=$(last_line)
+  assert_equal "$(private_env_ids)" "$first"
   # A Ray config whose runtime_env carries a secret, through 44.
   printf 'entrypoint_resources: {worker_node: 1}\nruntime_env: {env_vars: {CFG_SECRET: %s-cfg}}\n' "$secret" \
     >"$BATS_TEST_TMPDIR/cfg.yaml"
   run "$MVP_REPO/scripts/44_submit_sdk.sh" "$BATS_TEST_TMPDIR/cfg.yaml" "$SPEC" --wait
   assert_success
-  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$SPEC" --wait
+  second=$(last_line)
+  assert_output --partial "removed the private variables of 1 ended job(s) from Ray's GCS store"
+  assert_equal "$(private_env_ids)" "$second"
+  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: later-value}")" --wait
   assert_success
-  local later
   later=$(last_line)
+  assert_output --partial "removed the private variables of 1 ended job(s) from Ray's GCS store"
+  assert_equal "$(private_env_ids)" "$later"
   ls "$SHARED_ROOT/jobs/$later/debug/"*_job_list.json >/dev/null
   run grep -r -l -a -F -f "$BATS_TEST_TMPDIR/pattern" "$SHARED_ROOT/jobs"
   assert_output ""
   # Nothing under a job directory is readable by others.
   run find "$SHARED_ROOT/jobs/$later/config" "$SHARED_ROOT/jobs/$later/debug" "$SHARED_ROOT/jobs/$later/logs" -perm /o=r
   assert_output ""
-}
-
-@test "faults: a job's private variables live in Ray's GCS store only while it may run: the next submission with some removes those of ended jobs" {
-  local first second
-  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: first-value}")" --wait
-  assert_success
-  first=$(last_line)
-  assert_equal "$(private_env_ids)" "$first"
-  run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$(spec_with "env_vars: {MY_API_TOKEN: second-value}")" --wait
-  assert_success
-  second=$(last_line)
-  assert_output --partial "removed the private variables of 1 ended job(s) from Ray's GCS store"
-  assert_equal "$(private_env_ids)" "$second"
 }
 
 @test "faults: every refusal through 43 is exactly one ERROR line (no frames), alias bombs and oversized specs included, in seconds" {
@@ -276,25 +273,6 @@ node_at() {
   run find "$small" -type f
   assert_output ""
   umount "$small"
-}
-
-@test "faults: 20_start_head.sh fails within seconds, in one line, when the dashboard port is taken" {
-  "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
-  python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' \
-    "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
-  local holder=$!
-  mvp_wait_until 10 "the port holder listening" test -e "$BATS_TEST_TMPDIR/ready"
-  "$MVP_REPO/scripts/01_up.sh" >/dev/null 2>&1
-  local t0=$SECONDS
-  run --separate-stderr "$MVP_REPO/scripts/20_start_head.sh"
-  kill "$holder"
-  assert_failure 1
-  ((SECONDS - t0 < 15))
-  run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
-  assert_output "ERROR: port(s) $MVP_HEAD_IP:$MVP_DASHBOARD_PORT of mvp11-ray-head are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
-  mvp_cluster_up
 }
 
 @test "faults: the head's GCS SIGKILLed under --wait, then the head: the wait archives LOST with a bundle from the job directory; meanwhile 51 shows the kept copy with one WARN line (--steps too) and 50 lists the jobs' last known state and exits 1; after the next bring-up no worker holds a process of the old cluster (20 resets those still in it) and no orphan driver writes on; the other running job is LOST; 51 says Ray lost the job, and an unknown id is no such job" {
@@ -639,4 +617,24 @@ nodelogs_round() {
   assert_output "$((step + 1))"
   run "$MVP_REPO/scripts/21_start_workers.sh"
   assert_success
+}
+
+# Last in the file: it takes the cluster down, and nothing after it needs
+# one back (teardown_file ends the nodes), so no bring-up follows.
+@test "faults: 20_start_head.sh fails within seconds, in one line, when the dashboard port is taken" {
+  "$MVP_REPO/scripts/02_down.sh" >/dev/null 2>&1
+  python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(); open(sys.argv[1], "w").close(); time.sleep(60)' \
+    "$BATS_TEST_TMPDIR/ready" "$MVP_HEAD_IP" "$MVP_DASHBOARD_PORT" &
+  local holder=$!
+  mvp_wait_until 10 "the port holder listening" test -e "$BATS_TEST_TMPDIR/ready"
+  "$MVP_REPO/scripts/01_up.sh" >/dev/null 2>&1
+  local t0=$SECONDS
+  run --separate-stderr "$MVP_REPO/scripts/20_start_head.sh"
+  kill "$holder"
+  assert_failure 1
+  ((SECONDS - t0 < 15))
+  run grep -v -E '^[0-9]{4}-[0-9T:-]+Z ' <<<"$stderr"
+  assert_output "ERROR: port(s) $MVP_HEAD_IP:$MVP_DASHBOARD_PORT of mvp11-ray-head are in use by something else; stop it or change MVP_*_PORT / MVP_NODE_PORT_BASE"
 }

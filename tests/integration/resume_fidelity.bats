@@ -123,29 +123,36 @@ interrupted_chain() {
 }
 
 @test "under verl's full determinism (full_determinism=true, use_v1=false) a resumed run must equal the uninterrupted one: equal passes, 0.001 off fails" {
-  run mvp_script 41_submit_grpo_epoch1 --wait "${GRPO[@]}" "${DETERMINISTIC[@]}"
+  # The uninterrupted run carries a stopper whose step never comes: the test
+  # after this one reads it (one job fewer than a run of its own).
+  MVP_STOP_AT_STEP=9 run mvp_script 41_submit_grpo_epoch1 --wait "${GRPO[@]}" "${DETERMINISTIC[@]}"
   assert_success
   local ref
   ref=$(last_line)
+  remember never "$ref"
   interrupted_chain 3 "${GRPO[@]}" "${DETERMINISTIC[@]}"
   assert_success
   run fidelity "$ref" 3 "${IDS[@]}"
   jq -e '.passed == true and (.evidence | test("score: max \\|resumed - .*\\| 0 at step [0-9]+ \\(<= 0, equal under determinism\\)"))' <<<"$output" ||
     fail "resume_fidelity: $output"
-  interrupted_chain 3 "${GRPO[@]}" "${DETERMINISTIC[@]}" --override +mvp_standin.resume_drift=0.001
+  # The killed job's checkpoint resumed a second time, 0.001 off: the same
+  # chain as a second interrupted run would make, one job fewer.
+  local first=${IDS[0]} from
+  from=$(job_json "${IDS[1]}" config/job_spec.json .resolved.resumed_from)
+  [[ $from == "$first/global_step_"[0-9]* ]]
+  run --separate-stderr mvp_script 41_submit_grpo_epoch1 --wait --resume-from "$from" "${GRPO[@]}" "${DETERMINISTIC[@]}" \
+    --override +mvp_standin.resume_drift=0.001
   assert_success
-  run fidelity "$ref" 3 "${IDS[@]}"
+  run fidelity "$ref" 3 "$first" "$(last_line)"
   jq -e '.passed == false and (.evidence | test("score: max \\|resumed - .*\\| 0.001 at step [0-9]+ \\(> 0, equal under determinism\\)"))' <<<"$output" ||
     fail "resume_fidelity: $output"
 }
 
 @test "a stopper whose step never comes kills nothing: the job SUCCEEDED, its record says so, and resume_fidelity fails 'not interrupted'" {
-  local ref
-  ref=$(recall ref)
-  MVP_STOP_AT_STEP=9 run mvp_script 41_submit_grpo_epoch1 --wait "${GRPO[@]}"
-  assert_success
-  local id
-  id=$(last_line)
+  # The job: the deterministic test's uninterrupted run, submitted with MVP_STOP_AT_STEP=9 (of 6 steps).
+  local ref id
+  ref=$(recall ref) id=$(recall never)
+  [[ $(job_json "$id" result.json .status) == SUCCEEDED ]]
   run job_json "$id" logs/interrupt.json '[.killed, .last_step_seen] | @tsv'
   assert_output $'false\t6'
   run fidelity "$ref" 9 "$id"

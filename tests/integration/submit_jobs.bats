@@ -75,17 +75,23 @@ bare_submit() {
   curl -fsS "$MVP_DASHBOARD/api/jobs/$id" | jq -r .status
 }
 
-@test "40_submit_ppo_epoch1 twice: two job directories, both SUCCEEDED, nothing shared or overwritten" {
+# The second job also shows --wait's progress lines (slow steps, a log synced
+# every second): one job fewer than a test of its own.
+@test "40_submit_ppo_epoch1 twice: two job directories, both SUCCEEDED, nothing shared or overwritten; --wait shows the running job's progress from the log its node keeps: step N/M, score, s/step and ETA, as plain lines when not on a terminal" {
   run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait
   assert_success
   local first
   first=$(last_line)
   local digest
   digest=$(tree_digest "$SHARED_ROOT/jobs/$first")
-  run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait
+  MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait \
+    --override +mvp_standin.step_seconds=1
   assert_success
   local second
   second=$(last_line)
+  grep -E "^[0-9TZ:-]+ +job $second: step [0-9]+/[0-9]+, score [^,]+, [0-9.]+ s/step, ETA [0-9]+s$" <<<"$stderr"
+  # No terminal: no carriage return, no escape sequence.
+  [[ $stderr != *$'\r'* && $stderr != *$'\x1b'* ]]
   [[ $first != "$second" ]]
   [[ $(job_json "$first" result.json .status) == SUCCEEDED && $(job_json "$second" result.json .status) == SUCCEEDED ]]
   [[ $(tree_digest "$SHARED_ROOT/jobs/$first") == "$digest" ]]
@@ -241,16 +247,16 @@ print(json.dumps(metrics.summarize(open(sys.argv[1]).read(), 64)))" "$log"
 }
 
 @test "re-submitting an existing id fails and leaves its directory byte-identical" {
-  sed 's/^submission_id: .*/submission_id: fixed-id-1/' "$SPEC" >"$BATS_TEST_TMPDIR/fixed.yaml"
-  run --separate-stderr "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/fixed.yaml" --wait
-  assert_success
-  assert_equal "$(last_line)" fixed-id-1
-  local digest
-  digest=$(tree_digest "$SHARED_ROOT/jobs/fixed-id-1")
+  # The id of the first job of this file (SUCCEEDED, known to Ray, its directory whole).
+  local id digest
+  id=$(<"$BATS_FILE_TMPDIR/ppo-id")
+  [[ $(job_json "$id" result.json .status) == SUCCEEDED ]]
+  sed "s/^submission_id: .*/submission_id: $id/" "$SPEC" >"$BATS_TEST_TMPDIR/fixed.yaml"
+  digest=$(tree_digest "$SHARED_ROOT/jobs/$id")
   run "$MVP_REPO/scripts/43_submit_jobspec.sh" "$BATS_TEST_TMPDIR/fixed.yaml"
   assert_failure
-  assert_output --partial "ERROR: submission id fixed-id-1 already exists in Ray; ids are never reused"
-  [[ $(tree_digest "$SHARED_ROOT/jobs/fixed-id-1") == "$digest" ]]
+  assert_output --partial "ERROR: submission id $id already exists in Ray; ids are never reused"
+  [[ $(tree_digest "$SHARED_ROOT/jobs/$id") == "$digest" ]]
   # A directory Ray does not know (say, from before a cluster restart) is just as final.
   mkdir -p "$SHARED_ROOT/jobs/orphan-id/logs"
   echo keep >"$SHARED_ROOT/jobs/orphan-id/logs/old.log"
@@ -418,17 +424,6 @@ c = OmegaConf.load(sys.argv[1]); print(c.trainer.experiment_name); print(c.data.
   assert_success
   [[ $stderr == *"queued: 8 GPUs needed, 0 free; waiting for $holder"* ]]
   [[ $(curl -fsS "$MVP_DASHBOARD/api/jobs/$holder" | jq -r .status) == SUCCEEDED ]]
-}
-
-@test "--wait shows the running job's progress from the log its node keeps: step N/M, score, s/step and ETA, as plain lines when not on a terminal" {
-  MVP_LOG_SYNC_SECONDS=1 run --separate-stderr "$MVP_REPO/scripts/40_submit_ppo_epoch1.sh" --wait \
-    --override +mvp_standin.step_seconds=1
-  assert_success
-  local id
-  id=$(last_line)
-  grep -E "^[0-9TZ:-]+ +job $id: step [0-9]+/[0-9]+, score [^,]+, [0-9.]+ s/step, ETA [0-9]+s$" <<<"$stderr"
-  # No terminal: no carriage return, no escape sequence.
-  [[ $stderr != *$'\r'* && $stderr != *$'\x1b'* ]]
 }
 
 @test "a job told to fail: --wait exits non-zero, result.json says FAILED, the debug bundle is there" {
