@@ -24,9 +24,9 @@ teardown_file() {
 
 setup() {
   load ../test_helper/common
-  # 6 GRPO steps of 0.4 s, a checkpoint every 2; every rerun differs by up to 0.01 (as real verl's do).
+  # 6 GRPO steps of 1 s (the stopper reads the driver log, which Ray forwards late on a loaded host), a checkpoint every 2; every rerun differs by up to 0.01 (as real verl's do).
   GRPO=(--override trainer.total_training_steps=6 --override trainer.save_freq=2
-    --override +mvp_standin.step_seconds=0.4 --override +mvp_standin.noise=0.01)
+    --override +mvp_standin.step_seconds=1 --override +mvp_standin.noise=0.01)
   DETERMINISTIC=(--override actor_rollout_ref.rollout.full_determinism=true --override trainer.use_v1=false)
 }
 
@@ -86,9 +86,16 @@ interrupted_chain() {
   ((seen >= k && seen < 6))
   assert_equal "$(job_json "$first" result.json .status)" FAILED
   grep -q "mvp stopper: SIGKILL sent to the trainer (pid [0-9]*) once verl logged step $seen" "$SHARED_ROOT/jobs/$first/logs/driver.log"
-  # The retry resumed from the newest checkpoint the killed trainer had completed.
-  from=$(( seen / 2 * 2 ))
-  assert_equal "$(job_json "$first-r1" config/job_spec.json .resolved.resumed_from)" "$first/global_step_$from"
+  # The retry resumed from the newest checkpoint the killed trainer had
+  # completed: the last save at or before the step the stopper saw, or the
+  # next one when the trainer (the TaskRunner actor, not the driver the
+  # SIGKILL hits) saved it while Ray's log forwarding and the job's teardown
+  # lagged on a loaded host.
+  from=$(job_json "$first-r1" config/job_spec.json .resolved.resumed_from)
+  [[ $from == "$first/global_step_$(( seen / 2 * 2 ))" || $from == "$first/global_step_$(( (seen + 1) / 2 * 2 ))" ]] ||
+    fail "resumed from $from; the stopper saw step $seen"
+  from=${from##*_}
+  ((from < 6)) || fail "the killed trainer got to its last save (global_step_6): nothing left to resume"
   [[ $(job_json "$first-r1" config/job_spec.json .resolved.stop_at_step) == null ]]
   run fidelity "$ref" "$k" "$first" "$first-r1"
   jq -e '.passed == true' <<<"$output" || fail "resume_fidelity: $output"
