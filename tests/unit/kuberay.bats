@@ -11,6 +11,7 @@
 setup_file() {
   load ../test_helper/common
   mvp_preflight_facts "$BATS_FILE_TMPDIR/preflight" || { echo "no preflight facts of real verl; run make setup" >&3; return 1; }
+  export MVP_TEST_CRD_CACHE=$BATS_FILE_TMPDIR/crd-cache  # each CRD parsed once (validate_kuberay.py)
 }
 
 setup() {
