@@ -149,7 +149,10 @@ print(json.dumps(yaml.safe_load(open(sys.argv[1])), sort_keys=True))' "$OVERLAY"
   MVP_REAL_DOCKER_COMPOSE=$(PATH=${PATH//"$MVP_REPO/tests/test_helper/stubs:"/} command -v docker-compose) ||
     fail "docker-compose is not installed; run make setup"
   export MVP_REAL_DOCKER_COMPOSE
-  local gpus ids cli ipc n=0
+  # Each combination's merged file (the real docker-compose config of it) and
+  # GPU overlay are kept; the schema then checks them all in one Python.
+  local gpus ids cli ipc n=0 want_ids=() want_ipc=()
+  local -a files=("$MVP_REPO/docker-compose.yaml") nvidia=()
   for gpus in logical nvidia; do
     for ids in "0,1,2,3 4,5,6,7" "GPU-0b6a6c3e-1b4f-4c39-a3f2-1d2e3f4a5b6c,1 2,3"; do
       for cli in 1 0; do
@@ -160,21 +163,14 @@ print(json.dumps(yaml.safe_load(open(sys.argv[1])), sort_keys=True))' "$OVERLAY"
         MVP_COMPOSE_IPC=$ipc MVP_COMPOSE_GPUS=$gpus MVP_WORKER_GPU_IDS=$ids MVP_STUB_COMPOSE_PLUGIN=$cli run "$MVP_REPO/scripts/01_up.sh"
         assert_success
         [[ -s $MVP_STUB_COMPOSE_CONFIG ]]
-        local -a files=("$MVP_REPO/docker-compose.yaml" "$MVP_STUB_COMPOSE_CONFIG")
-        [[ $gpus == nvidia ]] && files+=("$OVERLAY")
-        run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/validate_compose.py" "$schema" "${files[@]}"
-        assert_success
-        [[ $(grep -c '^valid: ' <<<"$output") == "${#files[@]}" ]]
-        # The engine gets what the overlay says: GPU ids one by one.
+        files+=("$MVP_STUB_COMPOSE_CONFIG")
         if [[ $gpus == nvidia ]]; then
-          run "$MVP_REPO/.venv/bin/python" -c '
-import sys, yaml
-svc = yaml.safe_load(open(sys.argv[1]))["services"]
-print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]) for i in (0, 1)))
-print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray-head"].get("ipc"))' "$MVP_STUB_COMPOSE_CONFIG"
-          assert_line --index 0 "$ids"
+          cp "$OVERLAY" "$BATS_TEST_TMPDIR/overlay-$n.yaml"
+          files+=("$BATS_TEST_TMPDIR/overlay-$n.yaml")
+          nvidia+=("$MVP_STUB_COMPOSE_CONFIG")
+          want_ids+=("$ids")
           # The engine shares the host's IPC with the workers only, and only with ipc=host.
-          if [[ $ipc == host ]]; then assert_line --index 1 "host host None"; else assert_line --index 1 "None None None"; fi
+          if [[ $ipc == host ]]; then want_ipc+=("host host None"); else want_ipc+=("None None None"); fi
         else
           run grep -c "device_ids" "$MVP_STUB_COMPOSE_CONFIG"
           assert_output 0
@@ -187,8 +183,26 @@ print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray
   export MVP_STUB_COMPOSE_CONFIG=$BATS_TEST_TMPDIR/merged-one.yaml
   MVP_WORKERS=1 MVP_GPUS_PER_WORKER=8 MVP_WORKER_GPU_IDS=0,1,2,3,4,5,6,7 run "$MVP_REPO/scripts/01_up.sh"
   assert_success
-  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/validate_compose.py" "$schema" "$MVP_STUB_COMPOSE_CONFIG" "$OVERLAY"
+  cp "$OVERLAY" "$BATS_TEST_TMPDIR/overlay-one.yaml"
+  files+=("$MVP_STUB_COMPOSE_CONFIG" "$BATS_TEST_TMPDIR/overlay-one.yaml")
+  run "$MVP_REPO/.venv/bin/python" "$MVP_REPO/tests/test_helper/validate_compose.py" "$schema" "${files[@]}"
   assert_success
+  [[ $(grep -c '^valid: ' <<<"$output") == "${#files[@]}" ]]
+  ((${#files[@]} == 1 + 8 + 4 + 2))
+  # The engine gets what the overlay says: GPU ids one by one.
+  run "$MVP_REPO/.venv/bin/python" -c '
+import sys, yaml
+for path in sys.argv[1:]:
+    svc = yaml.safe_load(open(path))["services"]
+    print(" ".join(",".join(svc[f"ray-worker-{i}"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]) for i in (0, 1)))
+    print(" ".join(str(svc[f"ray-worker-{i}"].get("ipc")) for i in (0, 1)), svc["ray-head"].get("ipc"))' "${nvidia[@]}"
+  assert_success
+  local k
+  for k in "${!nvidia[@]}"; do
+    assert_line --index $((2 * k)) "${want_ids[k]}"
+    assert_line --index $((2 * k + 1)) "${want_ipc[k]}"
+  done
+  ((${#lines[@]} == 8))
   grep -q 'ipv4_address: 172.28.0.4' "$MVP_STUB_COMPOSE_CONFIG"
 }
 

@@ -21,8 +21,9 @@ setup() {
   load ../test_helper/common
 }
 
-# parquet FILE PYTHON: FILE written by pyarrow from `rows`, the list PYTHON
-# evaluates to (msg(TEXT) is a one-message user prompt; RL(PROMPT) a full row).
+# parquet FILE PYTHON [FILE PYTHON...]: each FILE written by pyarrow from
+# `rows`, the list its PYTHON evaluates to (msg(TEXT) is a one-message user
+# prompt; RL(PROMPT) a full row); several files in one Python.
 parquet() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$@" <<'PY'
 import sys
@@ -32,8 +33,8 @@ def msg(text, role="user"):
     return [{"role": role, "content": text}]
 def RL(prompt, gt="7"):
     return {"data_source": "mine", "prompt": prompt, "reward_model": {"style": "rule", "ground_truth": gt}}
-rows = eval(sys.argv[2])
-pq.write_table(pa.Table.from_pylist(rows), sys.argv[1])
+for path, expr in zip(sys.argv[1::2], sys.argv[2::2]):
+    pq.write_table(pa.Table.from_pylist(eval(expr)), path)
 PY
 }
 
@@ -79,59 +80,49 @@ PY
 }
 
 @test "own data: a missing column is named with the verl line that reads it (prompt, data_source, reward_model)" {
-  F=$BATS_TEST_TMPDIR/f.parquet
-  parquet "$F" '[{"question": "hi", "data_source": "x", "reward_model": {"ground_truth": "1"}}]'
-  run datacheck rl "$BARE" "$F"
+  local F=$BATS_TEST_TMPDIR/f
+  # Four files, then the four cases in one process (its lines numbered by case).
+  parquet "$F"1.parquet '[{"question": "hi", "data_source": "x", "reward_model": {"ground_truth": "1"}}]' \
+    "$F"2.parquet '[{"prompt": msg("hi"), "reward_model": {"ground_truth": "1"}}]' \
+    "$F"3.parquet '[{"prompt": msg("hi"), "data_source": "x", "reward_model": {"style": "rule"}}]' \
+    "$F"4.parquet '[{"question": msg("hi"), "data_source": "x", "reward_model": {"ground_truth": "1"}}]'
+  # data.prompt_key names the column verl reads (rl_dataset.py:108): case 4 passes.
+  run datacheck rl "$BARE" "$F"1.parquet -- rl "$BARE" "$F"2.parquet -- rl "$BARE" "$F"3.parquet \
+    -- rl "$BARE" "$F"4.parquet data.prompt_key=question
   assert_failure
-  assert_output "ERROR: dataset.train: $F has no column 'prompt' (verl applies the chat template to it: verl/utils/dataset/rl_dataset.py:259-261); its columns: question, data_source, reward_model (docs/your-data.md)"
-  parquet "$F" '[{"prompt": msg("hi"), "reward_model": {"ground_truth": "1"}}]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "has no column 'data_source' (the reward manager reads it: verl/experimental/reward_loop/reward_manager/naive.py:42)"
-  parquet "$F" '[{"prompt": msg("hi"), "data_source": "x", "reward_model": {"style": "rule"}}]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "column 'reward_model' holds struct<style: string>, not a struct with a 'ground_truth' field"
-  # data.prompt_key names the column verl reads (rl_dataset.py:108).
-  parquet "$F" '[{"question": msg("hi"), "data_source": "x", "reward_model": {"ground_truth": "1"}}]'
-  run datacheck rl "$BARE" "$F" data.prompt_key=question
-  assert_success
+  assert_line "1: ERROR: dataset.train: ${F}1.parquet has no column 'prompt' (verl applies the chat template to it: verl/utils/dataset/rl_dataset.py:259-261); its columns: question, data_source, reward_model (docs/your-data.md)"
+  assert_line --regexp "^2: ERROR: .*has no column 'data_source' \(the reward manager reads it: verl/experimental/reward_loop/reward_manager/naive\.py:42\)"
+  assert_line --regexp "^3: ERROR: .*column 'reward_model' holds struct<style: string>, not a struct with a 'ground_truth' field"
+  [[ $(grep -c '^[123]: ' <<<"$output") == 3 ]]
+  refute_line --regexp '^4: ERROR'
+  assert_line --regexp '^4: dataset.train: f4.parquet: 1 rows'
 }
 
 @test "own data: a prompt that is text, not a message list, or messages without role/content, is refused naming the column" {
-  F=$BATS_TEST_TMPDIR/f.parquet
-  parquet "$F" '[RL("What is 3 + 4?")]'
-  run datacheck rl "$BARE" "$F"
+  local F=$BATS_TEST_TMPDIR/f
+  parquet "$F"1.parquet '[RL("What is 3 + 4?")]' "$F"2.parquet '[RL([{"content": "hi"}])]' \
+    "$F"3.parquet '[RL([{"role": "user", "text": "hi"}])]'
+  run datacheck rl "$BARE" "$F"1.parquet -- rl "$BARE" "$F"2.parquet -- rl "$BARE" "$F"3.parquet
   assert_failure
-  assert_output --partial "column 'prompt' holds string, not a list of messages {role, content}"
-  parquet "$F" '[RL([{"content": "hi"}])]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output "ERROR: dataset.train: $F column 'prompt': its messages have no 'role' field (they have: content); each message is {role, content}"
-  parquet "$F" '[RL([{"role": "user", "text": "hi"}])]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "its messages have no 'content' field (they have: role, text)"
+  assert_line --regexp "^1: ERROR: .*column 'prompt' holds string, not a list of messages \{role, content\}"
+  assert_line "2: ERROR: dataset.train: ${F}2.parquet column 'prompt': its messages have no 'role' field (they have: content); each message is {role, content}"
+  assert_line --regexp "^3: ERROR: .*its messages have no 'content' field \(they have: role, text\)"
+  # Each case is its one ERROR line.
+  ((${#lines[@]} == 3))
 }
 
 @test "own data: the first bad row is named: an empty prompt, a message without a role, a null ground truth" {
-  F=$BATS_TEST_TMPDIR/f.parquet
-  parquet "$F" '[RL(msg("ok")), RL(msg("ok")), RL([])]'
-  run datacheck rl "$BARE" "$F"
+  local F=$BATS_TEST_TMPDIR/f
+  parquet "$F"1.parquet '[RL(msg("ok")), RL(msg("ok")), RL([])]' \
+    "$F"2.parquet '[RL(msg("ok")), RL([{"role": None, "content": "hi"}])]' \
+    "$F"3.parquet '[RL(msg("ok")), RL(msg("ok"), None)]' "$F"4.parquet '[]'
+  run datacheck rl "$BARE" "$F"1.parquet -- rl "$BARE" "$F"2.parquet -- rl "$BARE" "$F"3.parquet -- rl "$BARE" "$F"4.parquet
   assert_failure
-  assert_output "ERROR: dataset.train: $F row 2: column 'prompt' is empty (or null): a prompt needs at least one message; each message is {role, content} (docs/your-data.md)"
-  parquet "$F" '[RL(msg("ok")), RL([{"role": None, "content": "hi"}])]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "row 1: column 'prompt' message 0 has no role"
-  parquet "$F" '[RL(msg("ok")), RL(msg("ok"), None)]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "row 1: reward_model.ground_truth is null (verl/experimental/reward_loop/reward_manager/naive.py:43"
-  parquet "$F" '[]'
-  run datacheck rl "$BARE" "$F"
-  assert_failure
-  assert_output --partial "has no column 'prompt'"
+  assert_line "1: ERROR: dataset.train: ${F}1.parquet row 2: column 'prompt' is empty (or null): a prompt needs at least one message; each message is {role, content} (docs/your-data.md)"
+  assert_line --regexp "^2: ERROR: .*row 1: column 'prompt' message 0 has no role"
+  assert_line --regexp "^3: ERROR: .*row 1: reward_model\.ground_truth is null \(verl/experimental/reward_loop/reward_manager/naive\.py:43"
+  assert_line --regexp "^4: ERROR: .*has no column 'prompt'"
+  [[ $(grep -c '^1: ' <<<"$output") == 1 ]]
 }
 
 @test "own data: a file that is not parquet is one line" {

@@ -24,19 +24,22 @@ py() {
     "$MVP_REPO/.venv/bin/python" -c "$1" "${@:2}" 2>/dev/null
 }
 
-# build_tiny DIR SEED: the tiny model from the first 300 GSM8K training questions.
+# build_tiny DIR SEED [DIR SEED...]: the tiny model from the first 300 GSM8K
+# training questions into each DIR, with its SEED (several in one Python).
 build_tiny() {
-  mkdir -p "$1"
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "
 import json, sys
 from pathlib import Path
 from mvp.data import tiny_model
 rows = [json.loads(l) for l in open('$MVP_TEST_GSM8K/train.jsonl')][:300]
-tiny_model.build(Path(sys.argv[1]), [r['question'] + ' ' + r['answer'] for r in rows], seed=int(sys.argv[2]))
-" "$1" "$2" 2>/dev/null
+for d, seed in zip(sys.argv[1::2], sys.argv[2::2]):
+    Path(d).mkdir(parents=True, exist_ok=True)
+    tiny_model.build(Path(d), [r['question'] + ' ' + r['answer'] for r in rows], seed=int(seed))
+" "$@" 2>/dev/null
 }
 
-@test "platform: VERL_PLATFORM=cpu makes verl pick the CPU platform (device cpu, gloo) and its workers ask Ray for MVP_CPU_RAY_RESOURCE" {
+@test "platform: VERL_PLATFORM=cpu makes verl pick the CPU platform (device cpu, gloo), its workers ask Ray for MVP_CPU_RAY_RESOURCE, and \"hf\" is in both of verl's rollout registries (the trainer's replicas, the workers' adapters)" {
+  # One Python (verl imported once) for the platform and the rollout registries.
   run py '
 import verl, os
 from verl.utils.device import get_device_name, get_nccl_backend, get_torch_device
@@ -47,8 +50,12 @@ for r in ("GPU", "CPU", "worker_node"):
     os.environ["MVP_CPU_RAY_RESOURCE"] = r
     print(r, p.ray_resource_options(2))
 dev = get_torch_device()
-print("memory", dev.memory_reserved(), dev.mem_get_info()[1] > 0)'
+print("memory", dev.memory_reserved(), dev.mem_get_info()[1] > 0)
+from verl.workers.rollout.replica import RolloutReplicaRegistry
+from verl.workers.rollout.base import get_rollout_class
+print("rollout", RolloutReplicaRegistry.get("hf").__name__, get_rollout_class("hf", "async").__name__)'
   assert_success
+  assert_line "rollout HFReplica HFServerAdapter"
   assert_line "PlatformCPU cpu gloo"
   assert_line "GPU {'num_gpus': 2}"
   assert_line "CPU {'num_cpus': 2}"
@@ -64,15 +71,6 @@ print(get_device_name())' 2>/dev/null
   assert_success
   assert_line --partial "Registered: ('nvidia', 'huawei', 'amd', 'cpu'). Falling back to 'nvidia'."
   assert_line cuda
-}
-
-@test "rollout: \"hf\" is in both of verl's rollout registries, the trainer's replicas and the workers' adapters" {
-  run py '
-from verl.workers.rollout.replica import RolloutReplicaRegistry
-from verl.workers.rollout.base import get_rollout_class
-print(RolloutReplicaRegistry.get("hf").__name__, get_rollout_class("hf", "async").__name__)'
-  assert_success
-  assert_output "HFReplica HFServerAdapter"
 }
 
 @test "a verl that renamed a name the layer registers with (RolloutReplicaRegistry): import verl fails in the layer, which prints its MVP_CPU_LAYER_FAILED line, the one the runbook reads as the layer's death" {
@@ -117,8 +115,8 @@ print("pin_memory:", t.pin_memory() is t)' "$((40000 + RANDOM % 9000))" "$MVP_RE
 }
 
 @test "tiny model: the same texts and seed give byte-identical files, another seed other weights" {
-  build_tiny "$BATS_TEST_TMPDIR/again" 0
-  build_tiny "$BATS_TEST_TMPDIR/seed1" 1
+  # Both in one Python, another than the one that built the file's model.
+  build_tiny "$BATS_TEST_TMPDIR/again" 0 "$BATS_TEST_TMPDIR/seed1" 1
   run diff -r "$MVP_UNIT_MODEL" "$BATS_TEST_TMPDIR/again"
   assert_success
   run cmp "$MVP_UNIT_MODEL/model.safetensors" "$BATS_TEST_TMPDIR/seed1/model.safetensors"
@@ -142,9 +140,10 @@ print(type(critic).__name__, critic.config._attn_implementation)' "$MVP_UNIT_MOD
   assert_line "Qwen2CPUForTokenClassification sdpa"
 }
 
-@test "rollout server: greedy generate returns at most max_tokens tokens, each with the log-prob the model itself gives it" {
+@test "rollout server: greedy generate returns at most max_tokens tokens, each with the log-prob the model itself gives it; trained weights replace the served ones (the next answer uses them), weights of another model are refused" {
+  # One Python (torch and the generator's imports once), a fresh generator for each part.
   run py '
-import sys, torch
+import asyncio, sys, torch
 from mvp_verl_cpu.rollout import HFGenerator
 g = HFGenerator(sys.argv[1], response_length=16, trust_remote_code=False)
 prompt = [1, 5, 9, 200, 300, 2]
@@ -158,18 +157,7 @@ with torch.no_grad():
 ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(out.token_ids).unsqueeze(-1)).squeeze(-1)
 print("log-probs match", torch.allclose(ref, torch.tensor(out.log_probs), atol=1e-4))
 sampled = g._generate(prompt, {"temperature": 1.0, "top_p": 1.0, "max_tokens": 5})
-print("sampled", len(sampled.token_ids) <= 5, sampled.log_probs)' "$MVP_UNIT_MODEL"
-  assert_success
-  assert_line "tokens True True"
-  assert_line "greedy repeats True"
-  assert_line "log-probs match True"
-  assert_line "sampled True None"
-}
-
-@test "rollout server: trained weights replace the served ones (the next answer uses them); weights of another model are refused" {
-  run py '
-import asyncio, sys, torch
-from mvp_verl_cpu.rollout import HFGenerator
+print("sampled", len(sampled.token_ids) <= 5, sampled.log_probs)
 g = HFGenerator(sys.argv[1], response_length=8, trust_remote_code=False)
 prompt = [1, 5, 9, 200]
 before = g._generate(prompt, {"temperature": 0, "max_tokens": 4, "logprobs": True}).log_probs
@@ -182,6 +170,10 @@ try:
 except RuntimeError as exc:
     print("refused:", str(exc).split(":")[0])' "$MVP_UNIT_MODEL"
   assert_success
+  assert_line "tokens True True"
+  assert_line "greedy repeats True"
+  assert_line "log-probs match True"
+  assert_line "sampled True None"
   assert_line "loaded True 3"
   assert_line "changed True"
   assert_line "refused: weights do not fit the rollout model"
