@@ -338,8 +338,6 @@ tracked() {
 # the old name as an alias, the 3rd flips the sign of GRPO's advantages
 # (compute_grpo_outcome_advantage times -1: the model learns to lower its
 # reward, nothing fails, grad_norm as large as GOOD's).
-# MVP_NIGHTLY_TOLERANCE of the probes: a figure may move 100% (see the tests).
-LOOSE="step_s=100 throughput=100 final_score=100 best_score=100 peak_memory_gb=100"
 fork() {
   FORK="$BATS_FILE_TMPDIR/verl fork"
   [[ -d $FORK/.git ]] && return 0
@@ -440,7 +438,7 @@ upgrade_suite() {
   printf 'jobs:\n  - name: up\n    spec: %s\n    overrides: [trainer.total_training_steps=2]\n' "$(probe_spec)" >"$1"
 }
 
-@test "two real releases on one cluster, and the nightly across the upgrade: verl 0.9.0 (its wheel, pinned, unpacked) refuses an override 0.9.1 takes and takes one 0.9.1 refuses, each for its own job alone; a night on 0.9.0, then one on 0.9.1 with --control, each job SUCCEEDED importing its own snapshot; the report names the snapshot's and verl's change, the control ran 0.9.0 beside 0.9.1, and MVP_NIGHTLY_HISTORY_SINCE started a new history" {
+@test "two real releases on one cluster, and the nightly across the upgrade: verl 0.9.0 (its wheel, pinned, unpacked) refuses an override 0.9.1 takes and takes one 0.9.1 refuses, each for its own job alone; a night on 0.9.0, then one on 0.9.1, each job SUCCEEDED importing its own snapshot; the report names the snapshot's and verl's change, and MVP_NIGHTLY_HISTORY_SINCE started a new history" {
   local t0=$SECONDS suite=$BATS_TEST_TMPDIR/suite.yaml night release
   upgrade_suite "$suite"
   # The preflight composes each job against its own snapshot's config.
@@ -476,12 +474,9 @@ upgrade_suite() {
   since=nightly-$(date -u +%Y%m%dT%H%M%SZ)
   sleep 1
   t0=$SECONDS
-  # The control pair is judged as 61 judges a probe against GOOD: here at 100% (LOOSE), since a 2-step
-  # probe's seconds and CPU "peak memory" are this loaded machine's (the rehearsal's pair at 10% said
-  # "code worse than its control" of the same release pair); what this test shows is that it ran.
   MVP_NIGHTLY_SUITE=$suite MVP_NIGHTLY_RESUME='' MVP_NIGHTLY_HISTORY_SINCE=$since CODE_ID=verl-0.9.1 \
-    MVP_NIGHTLY_TOLERANCE=$LOOSE run --separate-stderr mvp_script 60_nightly_regression --control
-  echo "# the 0.9.1 night with its control pair: $((SECONDS - t0)) s" >&3
+    run --separate-stderr mvp_script 60_nightly_regression
+  echo "# the 0.9.1 night: $((SECONDS - t0)) s" >&3
   assert_success
   new=$(ls -d "$SHARED_ROOT"/regressions/nightly-* | tail -n 1)
   [[ $new != "$old" ]]
@@ -500,9 +495,6 @@ upgrade_suite() {
   grep -q "^## What changed since the last good night ($(basename "$old"))" "$new/report.md"
   grep -q '^- snapshot.id verl-0.9.0 -> verl-0.9.1$' "$new/report.md"
   grep -q '^- snapshot.verl 0.9.0 -> 0.9.1$' "$new/report.md"
-  # The control pair: the last good night's snapshot (0.9.0) beside tonight's (0.9.1), both trained.
-  run jq -r '.control | "\(.run_id) \(.control.code_id) \(.candidate.code_id) \(.control.status) \(.candidate.status)"' "$new/report.json"
-  assert_output "$(basename "$old") verl-0.9.0 verl-0.9.1 SUCCEEDED SUCCEEDED"
   # A new history: the 0.9.0 night and the seeded ones are before it, so tonight is not judged yet.
   run jq -r '.jobs[0].checks[] | select(.name == "regression") | "\(.passed) \(.evidence)"' "$new/report.json"
   assert_output --regexp '^null s/step [0-9.]+: not judged yet \(0 good nights in history'
