@@ -26,8 +26,9 @@
 # the commit nearest the middle that is not skipped. A crash of verl is bad.
 # Exit: 0 found; 1 GOOD is not good or BAD is not bad, or skipped commits
 # hide the first bad one ("first bad is one of A..B"; the ERROR line says
-# which); 2 bad input (not a git checkout, an unknown rev, GOOD not an
-# ancestor of BAD). --dry-run lists the commits it would probe and submits
+# which); 2 bad input (not a git checkout, an unknown rev, GOOD the same
+# commit as BAD or not an ancestor of it, a bad --job, --spec or --steps).
+# --dry-run lists the commits it would probe and submits
 # nothing. Safe to re-run: each run is a new bisection; snapshots dedup.
 set -Eeuo pipefail
 # shellcheck source=lib/common.sh
