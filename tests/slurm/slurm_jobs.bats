@@ -10,9 +10,12 @@ setup_file() {
   local slot=${MVP_TEST_SLOT:-0}
   export MVP_RUNTIME=slurm MVP_SLURM_PARTITION=gpu MVP_SLURM_HEAD_PARTITION=cpu MVP_SLURM_HEAD_CPUS=1
   # Away from the integration tier's ports (Ray binds some on every address),
-  # so both tiers can run at once. Node k uses base+1000k+{0..5,100..299}.
-  export MVP_GCS_PORT=$((46079 + 10 * slot)) MVP_DASHBOARD_PORT=$((46165 + 10 * slot))
-  export MVP_CLIENT_PORT=$((46201 + 10 * slot)) MVP_NODE_PORT_BASE=$((46300 + 300 * slot))
+  # so both tiers can run at once, and below the kernel's ephemeral range
+  # (32768+), where an outgoing connection can hold a pinned port first.
+  # Node k uses base+1000k+{0..5,100..299}: 15000-17299 for slot 0, clear of
+  # the integration tier's fixed ports (16379+, 18265+, 19001+).
+  export MVP_GCS_PORT=$((8600 + 3 * slot)) MVP_DASHBOARD_PORT=$((8601 + 3 * slot))
+  export MVP_CLIENT_PORT=$((8602 + 3 * slot)) MVP_NODE_PORT_BASE=$((15000 + 300 * slot))
   export MVP_SLURM_DIR=$BATS_FILE_TMPDIR/slurm MVP_TEST_LOG=$BATS_FILE_TMPDIR/test.log
   export SLURM_CONF=$MVP_SLURM_DIR/etc/slurm.conf
   "$MVP_REPO/tests/slurm/local_slurm.sh" up "$MVP_SLURM_DIR" 2>>"$MVP_TEST_LOG" || { cat "$MVP_TEST_LOG" >&3; return 1; }

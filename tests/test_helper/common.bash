@@ -25,7 +25,14 @@ mvp_isolate() {
   export MVP_TEST_NET=127.0.$((10 + slot))
   export MVP_HEAD_IP=$MVP_TEST_NET.2 MVP_WORKER_IPS="" MVP_WORKERS=2 MVP_GPUS_PER_WORKER=4
   export MVP_GCS_PORT=$((16379 + slot)) MVP_DASHBOARD_PORT=$((18265 + slot)) MVP_CLIENT_PORT=$((19001 + slot))
-  export MVP_NODE_PORT_BASE=$((30000 + 3000 * slot))
+  # Node ports below the kernel's ephemeral range (32768-60999), where an
+  # outgoing connection can hold a pinned port first (a head's dashboard
+  # agent once found its port taken and the cluster took no job): four
+  # windows of 3000 (nodes k=0..2 use base+1000k+{0..5,100..299}) between
+  # the fixed ports above and the compose tier's 28265, one per slot modulo
+  # 4, so the slots a suite runs at once (0 and 2, their second clusters 5
+  # and 7) never share one.
+  export MVP_NODE_PORT_BASE=$((19500 + 3000 * (slot % 4)))
   # Real verl 0.9.1 with the CPU stand-in over its entrypoints (tests/fixtures/real_verl.sh).
   export MVP_VERL_SRC=.mvp/cache/verl-0.9.1-standin MVP_MODEL_SOURCE=$MVP_REPO/tests/fixtures/model_standin
   export MVP_MODEL_ID=mvp-fixtures/model-standin
