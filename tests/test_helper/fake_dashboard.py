@@ -2,7 +2,7 @@
 runs: serves /api/version, /api/v0/nodes (from nodes.json, re-read on every
 request so the docker stub can re-register nodes), an empty /api/jobs/ and
 /api/jobs/ID from jobs/ID.json (404 without one, as Ray answers an unknown
-id), /api/jobs/ID/logs from jobs/ID.log (HTTP 500 as many times first as
+id), a version from ray_version ("fake" without one), /api/jobs/ID/logs from jobs/ID.log (HTTP 500 as many times first as
 jobs/ID.log.fails says: a job agent that missed its time). Each request's path is appended to requests.log: what a command asks.
 Usage: python3 fake_dashboard.py STATE_DIR PORT_FILE"""
 import json
@@ -23,7 +23,8 @@ class Handler(BaseHTTPRequestHandler):
             self._logs(state / "jobs" / (path[len("/api/jobs/"):-len("/logs")] + ".log"))
             return
         if path == "/api/version":
-            body = {"ray_version": "fake"}
+            body = {"ray_version": (state / "ray_version").read_text().strip() if (state / "ray_version").is_file() else "fake",
+                    "version": "4"}
         elif path == "/api/v0/nodes":
             body = {"data": {"result": {"result": json.loads((state / "nodes.json").read_text())}}}
         elif path == "/api/jobs/":

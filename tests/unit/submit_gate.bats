@@ -119,3 +119,33 @@ PY
   run grep -c '^words ' "$STUB_LOG"
   assert_output 1
 }
+
+@test "submit: a refused ray job submit is one ERROR line naming Ray's own exception (the last exception line of its traceback), not the address line the CLI printed nor the last line of the HTML error page the dashboard sent" {
+  local fake=$BATS_TEST_TMPDIR/dashboard
+  mkdir -p "$fake/jobs"
+  echo '[]' >"$fake/nodes.json"
+  "$MVP_REPO/.venv/bin/python" -c 'import ray; print(ray.__version__)' >"$fake/ray_version"
+  # The fake dashboard answers GET only: a submission's POST gets HTTP 501, as a head without a job agent answers 503.
+  python3 "$MVP_REPO/tests/test_helper/fake_dashboard.py" "$fake" "$BATS_TEST_TMPDIR/port" &
+  local server=$!
+  mvp_wait_until 10 "the fake dashboard listening" test -s "$BATS_TEST_TMPDIR/port"
+  run env PYTHONPATH="$MVP_REPO/helpers" ADDRESS="http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")" "$MVP_REPO/.venv/bin/python" - <<'PY'
+import os
+from types import SimpleNamespace
+from mvp.jobs import ray_cli, submit
+from mvp.worker.errors import MvpError
+from mvp.worker.redact import Redactor
+plan = SimpleNamespace(runtime_env={}, ray_cli_argv=lambda extra: [
+    "ray", "job", "submit", "--address", os.environ["ADDRESS"], "--no-wait", *extra, "--", "true"])
+cli = ray_cli.start()
+try:
+    submit._submit_cli(plan, cli, Redactor(set()))
+except MvpError as exc:
+    print(f"ERROR: {exc}")
+finally:
+    cli.discard()
+PY
+  kill "$server" 2>/dev/null || true
+  assert_success
+  assert_output --regexp "^ERROR: ray job submit failed \(exit 1\): RuntimeError: Request failed with status code 501"
+}

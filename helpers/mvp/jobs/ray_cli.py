@@ -34,8 +34,11 @@ class WarmCli:
         # it as /dev/fd/N once it has its words.
         self.env_read, self.env_write = os.pipe()
         try:
+            # Unbuffered: the CLI's stdout lines and its traceback on stderr
+            # reach the one pipe in the order they were written.
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT, text=True, pass_fds=(self.env_read,))
+                                         stderr=subprocess.STDOUT, text=True, pass_fds=(self.env_read,),
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         except OSError:
             os.close(self.env_write)
             raise

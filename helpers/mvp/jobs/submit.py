@@ -5,6 +5,7 @@ Two paths, one result: `--via cli` runs `ray job submit` (43_submit_jobspec.sh),
 write the same config files; only logs/submit.log says which path was taken."""
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -44,9 +45,22 @@ def _submit_cli(plan, cli, redactor: Redactor, before_submit=None) -> str:
     rc, output = cli.run(words, json.dumps(plan.runtime_env).encode(), SUBMIT_TIMEOUT_S)
     output = redactor.text(output)
     if rc != 0:
-        last = [line for line in output.splitlines() if line.strip()][-1:] or ["(no output)"]
-        raise MvpError(f"ray job submit failed (exit {rc}): {last[0]}")
+        raise MvpError(f"ray job submit failed (exit {rc}): {cli_error(output)}")
     return output
+
+
+# A Python exception's own line in a traceback: "RuntimeError: Request failed ...".
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception): .+")
+
+
+def cli_error(output: str) -> str:
+    """What a failed CLI said that matters: the last exception line of its
+    traceback (its message may go on over lines: an HTML error page), else
+    its last non-empty line; at most 300 characters."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if EXCEPTION_LINE.match(line)]
+    said = (errors or lines or ["(no output)"])[-1]
+    return said if len(said) <= 300 else said[:297] + "..."
 
 
 def _submit_sdk(plan) -> str:
