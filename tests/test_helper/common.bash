@@ -28,9 +28,9 @@ mvp_isolate() {
   # Node ports below the kernel's ephemeral range (32768-60999), where an
   # outgoing connection can hold a pinned port first (a head's dashboard
   # agent once found its port taken and the cluster took no job): four
-  # windows of 3000 (nodes k=0..2 use base+1000k+{0..5,100..299}) between
-  # the fixed ports above and the compose tier's 28265, one per slot modulo
-  # 4, so the slots a suite runs at once (0 and 2, their second clusters 5
+  # windows of 3000 (nodes k=0..2 use base+1000k+{0..5,100..299}) clear of
+  # the fixed ports above and of the compose tier's 28265, one per slot
+  # modulo 4, so the slots a suite runs at once (0 and 2, their second clusters 5
   # and 7) never share one.
   export MVP_NODE_PORT_BASE=$((19500 + 3000 * (slot % 4)))
   # Real verl 0.9.1 with the CPU stand-in over its entrypoints (tests/fixtures/real_verl.sh).
