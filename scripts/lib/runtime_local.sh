@@ -157,8 +157,8 @@ mvp::rt::down_node() {
     return 0
   fi
   mvp::log::step "stopping node $node (pid $pid)"
-  # The init stops Ray inside the node on SIGTERM; when it exits, the kernel
-  # ends whatever is left in its PID namespace.
+  # The init exits on SIGTERM, and the kernel SIGKILLs whatever is left in
+  # its PID namespace (Ray's processes, as `ray stop --force` would).
   mvp::run::cmd kill -TERM "$pid"
   [[ $MVP_DRY_RUN == 1 ]] && return 0
   if ! mvp::run::wait_for 30 "node $node to stop" mvp::rt::pid_gone "$pid"; then
@@ -176,9 +176,7 @@ mvp::rt::pid_gone() { [[ ! -e /proc/$1 ]]; }
 mvp::rt::down() {
   local i pid rc=0
   local -a pids=()
-  # The workers at once (each init's `ray stop` is seconds of Python start-up:
-  # one after another they were most of 02's time), then the head, so it does
-  # not watch them die.
+  # The workers at once, then the head, so it does not watch them die.
   for ((i = ${#MVP_NODES[@]} - 1; i >= 1; i--)); do
     mvp::rt::down_node "${MVP_NODES[$i]}" &
     pids+=($!)
