@@ -624,7 +624,10 @@ from mvp.jobs import verl_release; print(" ".join(sorted(verl_release.TESTED)))'
   planted_snapshot renamed 't.replace("RolloutReplicaRegistry", "ReplicaRegistry") if f.endswith(".py") else t'
   MVP_TRAINER_PROFILE=cpu CODE_ID=renamed run --separate-stderr submit_flags
   assert_failure 69
-  assert_equal "$stderr" "ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot renamed's verl 0.9.1: it imports RolloutReplicaRegistry from verl.workers.rollout.replica (mvp_verl_cpu/rollout.py:23), which that snapshot's module does not define; the CPU layer serves verl 0.9.0, 0.9.1 (docs/versions.md): snapshot one of those, or train on GPUs (MVP_TRAINER_PROFILE=gpu)"
+  # The line the message cites: the layer's import of the name, where it is now.
+  import_line() { grep -n '^from verl.workers.rollout.replica import' "$MVP_REPO/helpers/verl_cpu/mvp_verl_cpu/rollout.py" | cut -d: -f1; }
+  [[ $(import_line) =~ ^[0-9]+$ ]]
+  assert_equal "$stderr" "ERROR: MVP_TRAINER_PROFILE=cpu: the CPU layer (helpers/verl_cpu) cannot serve snapshot renamed's verl 0.9.1: it imports RolloutReplicaRegistry from verl.workers.rollout.replica (mvp_verl_cpu/rollout.py:$(import_line)), which that snapshot's module does not define; the CPU layer serves verl 0.9.0, 0.9.1 (docs/versions.md): snapshot one of those, or train on GPUs (MVP_TRAINER_PROFILE=gpu)"
   [[ ! -e $SHARED_ROOT/jobs ]]
   # Real verl 0.9.1 (codeA): the CPU layer finds every name it imports.
   MVP_TRAINER_PROFILE=cpu CODE_ID=codeA run --separate-stderr submit_flags

@@ -178,3 +178,35 @@ except RuntimeError as exc:
   assert_line "changed True"
   assert_line "refused: weights do not fit the rollout model"
 }
+
+@test "rollout server: requests sent at once (a step's prompts x n) are answered by one batched generate per sampling params, left-padded: each answer's tokens and log-probs are those of the same request alone" {
+  run py '
+import asyncio, sys, torch
+from mvp_verl_cpu.rollout import HFGenerator
+g = HFGenerator(sys.argv[1], response_length=16, trust_remote_code=False)
+prompts = [[1, 5, 9, 200, 300, 2], [1, 7], [1, 40, 41, 42, 43, 44, 45, 46, 47, 2, 1], [1, 8, 8]]
+greedy = {"temperature": 0, "max_tokens": 9, "logprobs": True}
+alone = [g._generate(p, greedy) for p in prompts]
+sizes = []
+inner = g._generate_batch
+g._generate_batch = lambda ps, params: sizes.append(len(ps)) or inner(ps, params)
+async def burst():
+    calls = [g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)]
+    calls.append(g.generate("x", prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "max_tokens": 5}))
+    return await asyncio.gather(*calls)
+outs = asyncio.run(burst())
+print("batches", sorted(sizes))
+print("tokens equal", [o.token_ids for o in outs[:4]] == [a.token_ids for a in alone])
+print("log-probs close", all(torch.allclose(torch.tensor(o.log_probs), torch.tensor(a.log_probs), atol=1e-4) for o, a in zip(outs, alone)))
+print("sampled", len(outs[4].token_ids) <= 5, outs[4].log_probs)
+g._generate_batch = lambda ps, params: 1 / 0
+async def failing():
+    return await asyncio.gather(*[g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)], return_exceptions=True)
+print("errors", [type(e).__name__ for e in asyncio.run(failing())])' "$MVP_UNIT_MODEL"
+  assert_success
+  assert_line "batches [1, 4]"
+  assert_line "tokens equal True"
+  assert_line "log-probs close True"
+  assert_line "sampled True None"
+  assert_line "errors ['ZeroDivisionError', 'ZeroDivisionError', 'ZeroDivisionError', 'ZeroDivisionError']"
+}
