@@ -1,10 +1,9 @@
 #!/usr/bin/env bats
 # 61 on REAL verl 0.9.1 (as in real_verl.bats: the CPU profile, the tiny
 # model, the GSM8K parquet 30 makes) with the suite's learning probe, on a
-# cluster of this file's own, one test slot above real_verl.bats's: the two
-# files run side by side (tests/run), each job's start-up (a Python per Ray
-# actor, importing torch and verl one after another) leaving a core idle
-# that the other's jobs take. No stand-in anywhere in this file.
+# cluster of this file's own, one test slot above real_verl.bats's (so that
+# either file can run beside the other by hand). No stand-in anywhere in
+# this file.
 # The tests run in order and share one cluster, the fork and its probes.
 
 setup_file() {
