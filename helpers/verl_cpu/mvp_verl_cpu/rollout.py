@@ -72,9 +72,10 @@ class HFGenerator:
         try:
             await asyncio.sleep(BATCH_WINDOW_S)  # the rest of the agent loop's burst
             while self.waiting:
-                params = self.waiting[0][1]
-                batch = [r for r in self.waiting if r[1] == params][:MAX_BATCH]
-                self.waiting = [r for r in self.waiting if not any(r is b for b in batch)]
+                params, batch, rest = self.waiting[0][1], [], []
+                for request in self.waiting:
+                    (batch if request[1] == params and len(batch) < MAX_BATCH else rest).append(request)
+                self.waiting = rest
                 async with self.lock:
                     try:
                         outs = await asyncio.to_thread(self._generate_batch, [r[0] for r in batch], params)
