@@ -4,7 +4,6 @@
 # cluster of this file's own, one test slot above real_verl.bats's (so that
 # either file can run beside the other by hand). No stand-in anywhere in
 # this file.
-# The tests run in order and share one cluster, the fork and its probes.
 
 setup_file() {
   load ../test_helper/common
@@ -32,9 +31,7 @@ setup() {
 # interface change the CPU layer cannot serve: 61 skips it), the 2nd keeps
 # the old name as an alias, the 3rd flips the sign of GRPO's advantages
 # (compute_grpo_outcome_advantage times -1: the model learns to lower its
-# reward, nothing fails, grad_norm as large as GOOD's); off GOOD the branch
-# zeroed, one commit that multiplies them by 0 (pg_loss and grad_norm 0 from
-# step 1: learning stops, nothing fails).
+# reward, nothing fails, grad_norm as large as GOOD's).
 fork() {
   FORK="$BATS_FILE_TMPDIR/verl fork"
   [[ -d $FORK/.git ]] && return 0
@@ -49,10 +46,6 @@ fork() {
   "${git[@]}" commit -qam "rollout: keep RolloutReplicaRegistry as an alias (change 2)"
   verl_plant flip "$FORK.tmp"
   "${git[@]}" commit -qam "grpo: advantages against the group's best (change 3)"
-  "${git[@]}" checkout -qb zeroed good
-  verl_plant zeroed "$FORK.tmp"
-  "${git[@]}" commit -qam "grpo: scale the advantages (zeroed)"
-  "${git[@]}" checkout -q main
   mv "$FORK.tmp" "$FORK"
 }
 
@@ -120,25 +113,4 @@ PROBE_BAND=0.127
   grep -q "first bad commit: $planted (grpo: advantages against the group's best (change 3))" "$DIR/report.md"
   grep -q "| probe | $renamed | rollout: RolloutReplicaRegistry is ReplicaRegistry now (change 1) | git-.* | - | skip | skipped: the runbook's CPU layer cannot serve its verl" "$DIR/report.md"
   grep -q "$planted" "$DIR/report.html"
-  basename "$DIR" >"$BATS_FILE_TMPDIR/learn.bisection"
-}
-
-@test "61 on real verl: names the commit that zeroes GRPO's advantages (the one commit of a branch off GOOD) with the learning probe, GOOD's two probes lent by the bisection above (same GOOD, job and cluster: 1 job, not 3): it SUCCEEDED, learnt nothing (grad_norm at most 1e-5 at every step, its score ends within the probe's run-to-run band of where it began) and is bad by its score" {
-  fork
-  local planted first
-  planted=$(git -C "$FORK" rev-parse zeroed)
-  first=$(cat "$BATS_FILE_TMPDIR/learn.bisection") || fail "no earlier bisection to lend GOOD's probes"
-  bisected good zeroed "step_s=100 throughput=100 peak_memory_gb=100 final_score=30 best_score=30" --job learn --steps 10
-  assert_success
-  assert_equal "$(last_line)" "first_bad=$planted"
-  grep -q "^first bad commit $planted: grpo: scale the advantages (zeroed)" <<<"$stderr"
-  [[ $(grep -c "^probe_[12]=.* (reused from $first): " <<<"$output") == 2 ]]
-  run jq -r '.probes[] | "\(.role) \(.judged.status) \(.verdict.bad) \(.reused_from // "ran")"' "$DIR/bisect.json"
-  assert_output "good SUCCEEDED false $first"$'\n'"good SUCCEEDED false $first"$'\nbad SUCCEEDED true ran'
-  run jq -r '.probes[2].verdict.reasons[]' "$DIR/bisect.json"
-  assert_line --regexp "^final score [0-9.e-]+ vs median [0-9.]+ of GOOD's 2 probes: -[0-9]+% \(worse than [0-9.]+%\)$"
-  echo "# zeroed: score $(jq -c '.probes[2].judged.curves.score.values | map(. * 100 | round / 100)' "$DIR/bisect.json"), grad_norm $(jq -c '.probes[2].judged.curves.grad_norm.values | map(. * 1e6 | round / 1e6)' "$DIR/bisect.json")" >&3
-  jq -e '.probes[2].judged.curves.grad_norm.values | length == 10 and all(. <= 1e-5)' "$DIR/bisect.json"
-  jq -e '.probes[2].judged.curves.score.values | .[-1] <= .[0] + 0.127' "$DIR/bisect.json"
-  probes_ran_their_commits
 }
