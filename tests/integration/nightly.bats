@@ -63,7 +63,7 @@ nightly() {
   [[ -s $REG/$RUN_ID/report.html && -s $REG/index.html && -s $REG/$RUN_ID/nightly.log ]]
 }
 
-@test "a night whose grpo job is told to fail exits 1 and names grpo and the failed check; the other job passes" {
+@test "after the full night above, a night whose grpo job is told to fail exits 1 and names grpo and the failed check; the other job passes" {
   # Two jobs of the suite (--only grpo,sft), one RL and the SFT one: what the
   # claim needs (a failed job named, the other passing, both inputs rebuilt);
   # the night of all four is the test above.
@@ -140,7 +140,7 @@ open(sys.argv[2], "w").close(); time.sleep(60)' "$REG/.nightly.lock" "$BATS_TEST
   unchanged_since "$before" "$SHARED_ROOT"
 }
 
-@test "the HTML pages open in headless Chromium; a screenshot shows the table and the charts" {
+@test "after the two nights above, the HTML pages open in headless Chromium; a screenshot shows the table of both nights and the charts" {
   local chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
     --disable-background-networking --disable-component-update --disable-sync "--user-data-dir=$BATS_TEST_TMPDIR/chrome")
   run --separate-stderr timeout 60 "${chrome[@]}" --dump-dom "file://$REG/index.html"
@@ -189,7 +189,7 @@ print(f"{share((0, 0, w, h // 3)):.3f} {share((0, h // 3, w, h)):.3f}")
 PY
 }
 
-@test "retention with MVP_NIGHTLY_KEEP=2: a third night removes exactly the first run and its job directories" {
+@test "retention with MVP_NIGHTLY_KEEP=2, after the two nights above: a third night removes exactly the first run and its job directories" {
   local night1 night2 ids1 ids2
   night1=$(<"$BATS_FILE_TMPDIR/night1")
   night2=$(<"$BATS_FILE_TMPDIR/night2")
@@ -208,7 +208,7 @@ PY
   grep -q "$night1 (pruned)" "$REG/index.html"
 }
 
-@test "from cron: any cwd, env -i with PATH=/usr/bin:/bin and a config file; --only sft runs one job; --control runs the last good night's snapshot beside tonight's first" {
+@test "from cron, after the nights above: any cwd, env -i with PATH=/usr/bin:/bin and a config file; --only sft runs one job; --control runs the last good night's snapshot beside tonight's first" {
   local cfg=$BATS_FILE_TMPDIR/cron.env name good=""
   : >"$cfg"
   for name in MVP_RUNTIME MVP_STATE_DIR SHARED_ROOT MVP_HEAD_IP MVP_GCS_PORT MVP_DASHBOARD_PORT MVP_CLIENT_PORT \
