@@ -57,6 +57,11 @@ recall() { cat "$BATS_FILE_TMPDIR/job.$1"; }
 
 driver_log() { echo "$SHARED_ROOT/jobs/$1/logs/driver.log"; }
 
+# The user's line runs 4 steps (the CPU profile's 3 win over the line's own
+# words, an override over both): the interrupted run below is killed after
+# step 3, before its last, and the night's run is its reference.
+LINE_STEPS=4
+
 # grpo_line: the user's own GRPO job as verl's docs write it, into the array
 # `line` (43_submit_jobspec.sh -- "${line[@]}"): their data and reward
 # function (setup_file), the tiny model, the rollout the CPU profile runs
@@ -110,9 +115,7 @@ assert_real_verl_ran() {
     echo "    spec: templates/jobspecs/sft.yaml"
     echo "  - name: my_grpo"
     echo "    command: $(printf '%s\n' "${line[@]}" | jq -Rnc '[inputs]')"
-    # 4 steps (the CPU profile's 3 win over the line's own words, --override over both):
-    # the interrupted run below is killed after step 3, before its last.
-    echo "    overrides: [trainer.total_training_steps=4]"
+    echo "    overrides: [trainer.total_training_steps=$LINE_STEPS]"
   } >"$suite"
   # Three earlier good nights of my_grpo, far slower than verl on these CPUs: tonight is judged, and better.
   mkdir -p "$SHARED_ROOT/regressions"
@@ -233,7 +236,7 @@ assert_real_verl_ran() {
   # shellcheck disable=SC2016  # the ${...} is for verl (Hydra), not bash
   MVP_STOP_AT_STEP=3 run --separate-stderr mvp_script 43_submit_jobspec "$spec" --wait --retry 1 \
     --override trainer.max_actor_ckpt_to_keep=1 --override "trainer.logger=['tensorboard','wandb','mlflow']" \
-    --override trainer.total_training_steps=4 --override 'trainer.rollout_data_dir=${trainer.default_local_dir}/rollouts' -- "${line[@]}"
+    --override trainer.total_training_steps=$LINE_STEPS --override 'trainer.rollout_data_dir=${trainer.default_local_dir}/rollouts' -- "${line[@]}"
   echo "# interrupted real GRPO: chain ended after $((SECONDS - t0)) s" >&3
   assert_success
   local -a ids
