@@ -122,7 +122,9 @@ def outcome(rows: list) -> dict:
     (verl's critic/score/mean, PPO and GRPO) at the last step and at its best,
     the loss at the last step (train/loss, SFT; the RL losses hover around 0
     and say little), and the peak memory: GPU memory where verl measures it,
-    else (a CPU run, where verl reports 0 GPU bytes) the process's memory."""
+    else (a CPU run, where verl reports 0 GPU bytes) verl's
+    perf/cpu_memory_used_gb: psutil's used memory of the whole machine at the
+    actor's step (verl/workers/engine_workers.py:221), not the job's own."""
     scores, losses = _series(rows, "critic/score/mean"), _series(rows, "train/loss")
     gpu = [v for v in _series(rows, "actor/perf/max_memory_allocated_gb") if v > 0]
     memory = gpu or _series(rows, "actor/perf/cpu_memory_used_gb")
