@@ -179,6 +179,62 @@ except RuntimeError as exc:
   assert_line "refused: weights do not fit the rollout model"
 }
 
+@test "rollout server: under verl's full_determinism (request ids det-N) each sample draws from its own stream: the same id draws the same tokens alone, in a burst or in another batch order; the copies of a prompt, another step and another seed draw others; log-probs are the model's own" {
+  run py '
+import asyncio, sys, torch
+from mvp_verl_cpu.rollout import HFGenerator
+g = HFGenerator(sys.argv[1], response_length=12, trust_remote_code=False, seed=42)
+prompts = [[1, 5, 9, 200, 300, 2], [1, 7], [1, 40, 41, 42, 43, 44, 45, 46, 47, 2, 1], [1, 8, 8]]
+sp = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 10, "logprobs": True}
+alone = g._generate_batch([prompts[0]], sp, ["det-3"])[0]
+async def burst():
+    ids = ["det-9", "det-8", "det-3", "det-6"]
+    return await asyncio.gather(*[g.generate(i, prompt_ids=p, sampling_params=sp) for i, p in zip(ids, prompts[::-1][:2] + [prompts[0], prompts[2]])])
+print("alone = burst", asyncio.run(burst())[2].token_ids == alone.token_ids)
+reordered = g._generate_batch(prompts[1:] + [prompts[0]], sp, ["det-1", "det-2", "det-0", "det-3"])[-1]
+print("alone = other batch", reordered.token_ids == alone.token_ids)
+copies = g._generate_batch([prompts[0]] * 4, sp, ["det-0", "det-1", "det-2", "det-3"])
+print("copies", len({tuple(c.token_ids) for c in copies}), copies[3].token_ids == alone.token_ids)
+ids = torch.tensor([prompts[0] + alone.token_ids])
+with torch.no_grad():
+    logits = g.model(ids).logits[0, len(prompts[0]) - 1:-1].float()
+ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(alone.token_ids).unsqueeze(-1)).squeeze(-1)
+print("log-probs match", torch.allclose(ref, torch.tensor(alone.log_probs), atol=1e-4))
+g.global_steps = 2
+print("another step differs", g._generate_batch([prompts[0]], sp, ["det-3"])[0].token_ids != alone.token_ids)
+g.global_steps, g.seed = None, 7
+print("another seed differs", g._generate_batch([prompts[0]], sp, ["det-3"])[0].token_ids != alone.token_ids)' "$MVP_UNIT_MODEL"
+  assert_success
+  assert_line "alone = burst True"
+  assert_line "alone = other batch True"
+  assert_line "copies 4 True"
+  assert_line "log-probs match True"
+  assert_line "another step differs True"
+  assert_line "another seed differs True"
+}
+
+@test "rollout server: the seeded sampler draws from the warped softmax: 4000 streams over four tokens land within 0.03 of their probabilities, and top-k 2 or top-p 0.7 keep only the two likeliest, renormalised" {
+  run py '
+import torch
+from mvp_verl_cpu.rollout import SeededSampling
+probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
+def freq(**kw):
+    s = SeededSampling(list(range(4000)), 1.0, kw.get("top_k", -1), kw.get("top_p", 1.0))
+    picks = s(torch.zeros(4000, 1, dtype=torch.long), probs.log().repeat(4000, 1)).argmax(-1)
+    return torch.bincount(picks, minlength=4).float() / 4000
+def close(got, want):
+    return bool((got - torch.tensor(want)).abs().max() < 0.03)
+print("plain", close(freq(), probs.tolist()))
+print("top-k 2", close(freq(top_k=2), [0.625, 0.375, 0, 0]))
+print("top-p 0.7", close(freq(top_p=0.7), [0.625, 0.375, 0, 0]))
+print("hotter", close(SeededSampling(list(range(4000)), 2.0, -1, 1.0)(torch.zeros(4000, 1, dtype=torch.long), probs.log().repeat(4000, 1)).argmax(-1).bincount(minlength=4).float() / 4000, (probs.sqrt() / probs.sqrt().sum()).tolist()))'
+  assert_success
+  assert_line "plain True"
+  assert_line "top-k 2 True"
+  assert_line "top-p 0.7 True"
+  assert_line "hotter True"
+}
+
 @test "rollout server: requests sent at once (a step's prompts x n) are answered by one batched generate per sampling params, left-padded: each answer's tokens and log-probs are those of the same request alone" {
   run py '
 import asyncio, sys, torch
@@ -189,7 +245,7 @@ greedy = {"temperature": 0, "max_tokens": 9, "logprobs": True}
 alone = [g._generate(p, greedy) for p in prompts]
 sizes = []
 inner = g._generate_batch
-g._generate_batch = lambda ps, params: sizes.append(len(ps)) or inner(ps, params)
+g._generate_batch = lambda ps, params, ids=None: sizes.append(len(ps)) or inner(ps, params, ids)
 async def burst():
     calls = [g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)]
     calls.append(g.generate("x", prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "max_tokens": 5}))
@@ -199,7 +255,7 @@ print("batches", sorted(sizes))
 print("tokens equal", [o.token_ids for o in outs[:4]] == [a.token_ids for a in alone])
 print("log-probs close", all(torch.allclose(torch.tensor(o.log_probs), torch.tensor(a.log_probs), atol=1e-4) for o, a in zip(outs, alone)))
 print("sampled", len(outs[4].token_ids) <= 5, outs[4].log_probs)
-g._generate_batch = lambda ps, params: 1 / 0
+g._generate_batch = lambda ps, params, ids=None: 1 / 0
 async def failing():
     return await asyncio.gather(*[g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)], return_exceptions=True)
 print("errors", [type(e).__name__ for e in asyncio.run(failing())])' "$MVP_UNIT_MODEL"

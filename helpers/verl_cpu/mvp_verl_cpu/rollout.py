@@ -16,13 +16,25 @@ The requests verl's agent loop sends at once (a step's prompts times
 rollout.n, every one its own `generate` call) are answered by one batched
 `generate`, left-padded: the same tokens and log-probs as one at a time, at
 an eighth of the CPU (16 prompts of 100 tokens, 48 new tokens each, on 2
-cores: 8.7 CPU-s one at a time, 1.1 s batched)."""
+cores: 8.7 CPU-s one at a time, 1.1 s batched).
+
+Under verl's rollout.full_determinism, a sample's request id is "det-<its
+index in the step's batch>" (verl/experimental/agent_loop/single_turn_agent_loop.py:69,
+passed through at verl/workers/rollout/llm_server.py:90-95). Such requests
+are sampled each from its own random stream, seeded by rollout.seed, the
+step and the id (SeededSampling): the tokens a sample draws do not depend on
+which replica answers it, which requests share its batch, or their order,
+so two runs of the same code draw the same samples. Other request ids (a
+fresh uuid each) are sampled by `generate` itself, as before."""
 import asyncio
+import hashlib
 from typing import Any, Optional
 
 import ray
 import torch
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from transformers.generation.logits_process import (LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper,
+                                                    TopKLogitsWarper, TopPLogitsWarper)
 from verl.workers.rollout.base import _ROLLOUT_REGISTRY, BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, RolloutReplicaRegistry, TokenOutput
 
@@ -31,6 +43,8 @@ NAME = "hf"
 # at most MAX_BATCH of them (more wait for the next).
 BATCH_WINDOW_S = 0.02
 MAX_BATCH = 64
+# verl's request ids under rollout.full_determinism.
+DETERMINISTIC_ID = "det-"
 
 
 def server_name(replica_rank: int) -> str:
@@ -42,25 +56,56 @@ def _model_path(model_config: Any) -> str:
     return getattr(model_config, "local_path", None) or getattr(model_config, "path", None) or model_config["path"]
 
 
+def request_seed(seed: int, step: Optional[int], request_id: str) -> int:
+    """One sample's random stream: the rollout's seed, the step, its request id."""
+    digest = hashlib.sha256(f"{seed}:{step or 0}:{request_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+
+
+class SeededSampling(LogitsProcessor):
+    """Sampling as `generate` samples (temperature, then top-k, then top-p),
+    each row from its own torch.Generator: the Gumbel-max draw (the argmax of
+    the warped logits plus Gumbel noise is a sample of their softmax), so
+    `generate` runs greedy on the processor's scores. A row draws one noise
+    vector per new token, so its draws never depend on the other rows."""
+
+    def __init__(self, seeds: list, temperature: float, top_k: int, top_p: float) -> None:
+        self.generators = [torch.Generator().manual_seed(s) for s in seeds]
+        self.warpers = [TemperatureLogitsWarper(temperature)]
+        if top_k > 0:
+            self.warpers.append(TopKLogitsWarper(top_k))
+        if top_p < 1.0:
+            self.warpers.append(TopPLogitsWarper(top_p))
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        scores = scores.float()
+        for warp in self.warpers:
+            scores = warp(input_ids, scores)
+        uniform = torch.stack([torch.rand(scores.shape[-1], generator=g) for g in self.generators]).to(scores.device)
+        tiny = torch.finfo(torch.float32).tiny
+        return scores - torch.log(-torch.log(uniform.clamp(min=tiny)))
+
+
 class HFGenerator:
     """One replica's model, answering verl's generate requests (as a Ray
     actor: HFRolloutServer below)."""
 
-    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool) -> None:
+    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool, seed: int = 0) -> None:
         from transformers import AutoModelForCausalLM, GenerationConfig
         self.model = AutoModelForCausalLM.from_pretrained(
             model_path, torch_dtype=torch.float32, attn_implementation="sdpa", trust_remote_code=trust_remote_code)
         self.model.eval()
         self.generation = GenerationConfig.from_model_config(self.model.config)
         self.response_length = response_length
+        self.seed = seed
         self.global_steps: Optional[int] = None
         self.lock = asyncio.Lock()
-        self.waiting: list = []  # (prompt_ids, params, future) not yet in a batch
+        self.waiting: list = []  # (prompt_ids, params, future, request_id) not yet in a batch
         self.serving = False
 
     async def generate(self, request_id: str, *, prompt_ids: list, sampling_params: dict, **kwargs) -> TokenOutput:
         future = asyncio.get_running_loop().create_future()
-        self.waiting.append((list(prompt_ids), dict(sampling_params), future))
+        self.waiting.append((list(prompt_ids), dict(sampling_params), future, request_id))
         if not self.serving:
             self.serving = True
             asyncio.ensure_future(self._serve())
@@ -78,10 +123,11 @@ class HFGenerator:
                 self.waiting = rest
                 async with self.lock:
                     try:
-                        outs = await asyncio.to_thread(self._generate_batch, [r[0] for r in batch], params)
+                        outs = await asyncio.to_thread(self._generate_batch, [r[0] for r in batch], params,
+                                                       [r[3] for r in batch])
                     except Exception as exc:  # each caller gets the error
                         outs = [exc] * len(batch)
-                for (_, _, future), out in zip(batch, outs):
+                for (_, _, future, _), out in zip(batch, outs):
                     if not future.done():
                         (future.set_exception if isinstance(out, Exception) else future.set_result)(out)
         finally:
@@ -90,29 +136,37 @@ class HFGenerator:
     def _generate(self, prompt_ids: list, params: dict) -> TokenOutput:
         return self._generate_batch([prompt_ids], params)[0]
 
-    def _options(self, params: dict) -> dict:
-        temperature = float(params.get("temperature", 1.0) or 0.0)
-        top_k = int(params.get("top_k", -1) or -1)
+    def _options(self, params: dict, request_ids: Optional[list] = None) -> dict:
+        """generate's options; requests that all carry verl's deterministic
+        ids are sampled by SeededSampling, each from its own stream."""
+        temperature = _temperature(params)
+        top_k, top_p = int(params.get("top_k", -1) or -1), float(params.get("top_p", 1.0))
         options = dict(max_new_tokens=int(params.get("max_tokens") or self.response_length), do_sample=temperature > 0,
                        return_dict_in_generate=True, output_logits=True,
                        eos_token_id=self.generation.eos_token_id, pad_token_id=self.generation.pad_token_id)
-        if temperature > 0:
-            options.update(temperature=temperature, top_p=float(params.get("top_p", 1.0)), top_k=top_k if top_k > 0 else 0)
+        seeded = temperature > 0 and request_ids and all(str(r).startswith(DETERMINISTIC_ID) for r in request_ids)
+        if seeded:
+            seeds = [request_seed(self.seed, self.global_steps, str(r)) for r in request_ids]
+            options.update(do_sample=False, logits_processor=LogitsProcessorList(
+                [SeededSampling(seeds, temperature, top_k, top_p)]))
+        elif temperature > 0:
+            options.update(temperature=temperature, top_p=top_p, top_k=top_k if top_k > 0 else 0)
         return options
 
-    def _generate_batch(self, prompts: list, params: dict) -> list:
+    def _generate_batch(self, prompts: list, params: dict, request_ids: Optional[list] = None) -> list:
         """One `generate` over the prompts, left-padded (the attention mask
         keeps the padding out of every position's attention and position id)."""
         width = max(len(p) for p in prompts)
         pad = self.generation.pad_token_id or 0
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], dtype=torch.long)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.long)
-        options = self._options(params)
+        options, temperature = self._options(params, request_ids), _temperature(params)
         with torch.no_grad():
             out = self.model.generate(ids, attention_mask=mask, **options)
+        # The raw logits (output_logits: before any processor), over the temperature.
         logits = torch.stack(out.logits, dim=1).float() if params.get("logprobs") else None
-        if logits is not None and options["do_sample"]:
-            logits = logits / options["temperature"]
+        if logits is not None and temperature > 0:
+            logits = logits / temperature
         return [self._answer(out.sequences[i, width:].tolist(), None if logits is None else logits[i])
                 for i in range(len(prompts))]
 
@@ -155,6 +209,11 @@ class HFGenerator:
     async def stop_profile(self) -> None: ...
 
 
+def _temperature(params: dict) -> float:
+    """A request's temperature; 0 (or none given as 0) is greedy."""
+    return float(params.get("temperature", 1.0) or 0.0)
+
+
 def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
@@ -173,7 +232,7 @@ class HFReplica(RolloutReplica):
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_ids[0], soft=False),
             name=server_name(self.replica_rank), max_concurrency=self.max_concurrency,
         ).remote(_model_path(self.model_config), self.config.response_length,
-                 bool(getattr(self.model_config, "trust_remote_code", False)))
+                 bool(getattr(self.model_config, "trust_remote_code", False)), int(getattr(self.config, "seed", 0) or 0))
         self.servers = [server]
         self._server_handle = server
         # No HTTP server: verl reaches it through the handle; the address only names it.
