@@ -18,6 +18,7 @@
 #   --kinds      the planted kinds taken in turn (default zeroed,flip,backwards,slow,leak;
 #                tests/fixtures/verl_plants.sh lists them; none: only same-code nights)
 #   --minutes M  start no night after M minutes (default: no limit)
+#   --planted-only  the planted nights only (no same-code night in a round)
 #   --source     MVP_GSM8K_SOURCE of the nights: synthetic, hf, or a directory
 #                (default: the real GSM8K files in ../shared/data/gsm8k)
 #   --corpus DIR the corpus directory written to (default tests/fixtures/detector/corpus)
@@ -30,7 +31,7 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$here/../lib.sh"
-rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak source="" history="" label=""
+rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak source="" history="" label="" same_code=1
 corpus=$BENCH_REPO/tests/fixtures/detector/corpus
 while (($#)); do
   case $1 in
@@ -38,6 +39,7 @@ while (($#)); do
     --kinds) kinds=$2; shift 2 ;;
     --source) source=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
+    --planted-only) same_code=0; shift ;;
     --from-history) history=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
@@ -57,6 +59,7 @@ fi
 
 # The job whose figures should show each kind (plant.sh says what each does).
 declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]=grpo [leak]=learn [nokl]=grpo)
+[[ $kinds != none ]] || kinds=""
 IFS=, read -ra kind_list <<<"$kinds"
 for k in "${kind_list[@]}"; do
   [[ -n ${job_of[$k]:-} ]] || { echo "ERROR: --kinds: $k is no planted kind; use ${!job_of[*]}" >&2; exit 2; }
@@ -96,8 +99,10 @@ night() {
 t0=$SECONDS
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds ($((SECONDS - t0)) s)" >&2
-  night learn,grpo,sft verl-0.9.1 "$real" || true
-  echo "  same-code night done ($((SECONDS - t0)) s)" >&2
+  if ((same_code)); then
+    night learn,grpo,sft verl-0.9.1 "$real" || true
+    echo "  same-code night done ($((SECONDS - t0)) s)" >&2
+  fi
   if ((${#kind_list[@]})); then
     k=${kind_list[(r - 1) % ${#kind_list[@]}]}
     night "${job_of[$k]}" "plant-$k" "$BENCH_WORK/code-$k" "$k" || true
