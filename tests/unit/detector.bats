@@ -63,6 +63,28 @@ print(json.dumps({"bad": bad, "records": len(records), "snapshots": sorted(real)
   jq -e '.snapshots | all(. == "verl-0.9.1" or startswith("plant-"))' <<<"$output"
 }
 
+@test "detector regimes: the replay judges one trainer profile's records: today's once its same-code nights outnumber the history, else the profile with the most nights; the others are left out" {
+  run py 'import json
+cur = cal.profile_sha256()
+# The corpus twice (the copy'"'"'s nights renamed): more older nights than today'"'"'s in either case.
+records = records + [{**r, "night": r["night"] + "-copy"} for r in records]
+nights = sorted({r["night"] for r in records if not r.get("planted")})
+def relabel(n):
+    # The first n same-code nights as if run with today'"'"'s profile, every other record with another one.
+    return [{**r, "profile_sha256": cur if r["night"] in nights[:n] else "older"} for r in records]
+out = {}
+for n in (5, 8):
+    chosen, kept = cal.regime_of(relabel(n), 7, cur)
+    out[n] = [chosen == cur, len({r["night"] for r in kept if not r.get("planted")}), all(r["profile_sha256"] == chosen for r in kept)]
+print(json.dumps({"nights": len(nights), "five": out[5], "eight": out[8]}))'
+  assert_success
+  # 5 of today'"'"'s nights are too few for a history of 7: the older profile, which has more, is judged.
+  local nights
+  nights=$(jq .nights <<<"$output")
+  (( nights - 8 > 8 ))
+  jq -e ".five == [false, $((nights - 5)), true] and .eight == [true, 8, true]" <<<"$output"
+}
+
 @test "detector --from-history: a team's good nights (history.json, curves from each night's report.json) become same-code records the judge replays as the recorded ones; a good night without curves is counted, not invented" {
   local reg=$BATS_TEST_TMPDIR/regressions
   mkdir -p "$reg"
@@ -103,16 +125,19 @@ print(json.dumps({'n': len(team), 'same': all(mine[n]['curves'] == first[n]['cur
   assert_output --regexp '^ERROR: .*nothing.json does not exist; give <SHARED_ROOT>/regressions/history.json$'
 }
 
-@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate and the corpus's date; another job, a GPU night or another judge setting says not calibrated" {
+@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate and the corpus's date; another job, a GPU night, another judge setting or a CPU profile the corpus did not measure says not calibrated" {
   run py 'import json
 from types import SimpleNamespace as S
 m = cal.read_calibration()
+# The calibration as if measured on today'"'"'s profile, and as if on another one.
+m, other = ({**m, "regime": {**m["regime"], "profile_sha256": digest}} for digest in (cal.profile_sha256(), "0" * 64))
 base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
             nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
             nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
-print(json.dumps({"learn": cal.trust("learn", S(**base)), "ppo1": cal.trust("ppo1", S(**base)),
-                  "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"})),
-                  "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"})), "date": m["corpus"]["last"]}))'
+print(json.dumps({"learn": cal.trust("learn", S(**base), m), "ppo1": cal.trust("ppo1", S(**base), m),
+                  "profile": cal.trust("learn", S(**base), other),
+                  "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"}), m),
+                  "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"}), m), "date": m["corpus"]["last"]}))'
   assert_success
   local date
   date=$(jq -r .date <<<"$output")
@@ -120,6 +145,7 @@ print(json.dumps({"learn": cal.trust("learn", S(**base)), "ppo1": cal.trust("ppo
   jq -r .ppo1 <<<"$output" | grep -E "^not calibrated \(the corpus has no runs of the job 'ppo1'"
   jq -r .gpu <<<"$output" | grep -E '^not calibrated \(the corpus holds cpu-profile runs only, this night ran gpu; docs/first-gpu-night.md'
   jq -r .k <<<"$output" | grep -E '^not calibrated \(tonight.s judge differs from the measured one in MVP_NIGHTLY_BAND_K;'
+  jq -r .profile <<<"$output" | grep -E '^not calibrated \(the corpus measured CPU nights of another templates/profiles/cpu.yaml than tonight.s, which has [0-9]+ recorded same-code nights;'
 }
 
 @test "trust line: report.md and report.html carry it under each job's checks, the webhook's text beside a failed regression only" {

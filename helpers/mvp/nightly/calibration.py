@@ -20,11 +20,20 @@ feeds the corpus to the judge exactly as nights would meet it and counts.
   the run for which it already is BAD; same-code runs as probes give the
   bisection's own false BAD rate.
 
+One regime at a time: a record carries the digest of the trainer profile
+its night ran with (profile_sha256), and a changed profile changes what the
+figures measure (a thread count, a batch size, the rollout's seeding). The
+replay judges the records of today's CPU profile when they hold more than
+MVP_NIGHTLY_HISTORY same-code nights, else those of the regime with the
+most; config/detector.json says which, and trust() calls a night of another
+profile than the measured one not calibrated.
+
 The replay is deterministic (a fixed seed): the same corpus and judge give
 the same figures, and config/detector.json holds them for the nightly's
 reports (report.py, notify.py) and for the guard test (detector.bats).
 Usage: python -m mvp detector [--corpus DIR] [--write FILE] [--draws N] [--boot N]"""
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -70,6 +79,25 @@ def load(corpus: Path = CORPUS) -> list:
         with opener(path, "rt", encoding="utf-8") as f:
             out.extend(json.loads(line) for line in f if line.strip())
     return out
+
+
+def profile_sha256(profile: str = "cpu") -> str:
+    """The digest of templates/profiles/PROFILE.yaml today (the regime a night runs in)."""
+    path = REPO / "templates/profiles" / f"{profile}.yaml"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def regime_of(records: list, size: int, current: str) -> tuple:
+    """(the profile digest the replay judges, its records): today's when its
+    same-code nights number more than `size`, else the digest with the most
+    same-code nights ("" holds the records made before records kept it)."""
+    nights: dict = {}
+    for r in records:
+        if not r.get("planted") and r["status"] == "SUCCEEDED":
+            nights.setdefault(r.get("profile_sha256", ""), set()).add(r["night"])
+    chosen = current if len(nights.get(current, ())) > size else \
+        max(sorted(nights), key=lambda d: len(nights[d]), default=current)
+    return chosen, [r for r in records if r.get("profile_sha256", "") == chosen]
 
 
 def summary_of(rows: list, stored: Optional[dict] = None) -> dict:
@@ -262,8 +290,8 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     interval's low end. One line each; none: the judge keeps its word."""
     settings = settings or JudgeSettings()
     rng = random.Random(SEED)
-    same, planted = nights_of(records)
     size = settings.nightly_history
+    same, planted = nights_of(regime_of(records, size, profile_sha256())[1])
     rate = 100 * mean(false_alarms(same, settings, rng, draws, size))
     out = []
     if rate > measured["false_alarms_per_100_nights_ci95_high"]:
@@ -310,14 +338,23 @@ def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int
     return high if math.isnan(boot_high) else max(boot_high, high)
 
 
+def regime(records: list, chosen: str, current: str) -> dict:
+    """What the replay judged: the profile digest, whether it is today's, and what it left out."""
+    today = {r["night"] for r in records if r.get("profile_sha256", "") == current and not r.get("planted")}
+    return {"profile_sha256": chosen, "current": chosen == current, "current_same_code_nights": len(today),
+            "records_left_out": sum(1 for r in records if r.get("profile_sha256", "") != chosen)}
+
+
 def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> dict:
     settings = settings or JudgeSettings()
     rng = random.Random(SEED)
-    same, planted = nights_of(records)
     size = settings.nightly_history
+    current = profile_sha256()
+    chosen, records_in = regime_of(records, size, current)
+    same, planted = nights_of(records_in)
     if len(same) <= size:
-        raise MvpError(f"the corpus has {len(same)} same-code nights; the replay needs more than MVP_NIGHTLY_HISTORY="
-                       f"{size}; record more (bench/detector/record.sh)")
+        raise MvpError(f"the corpus has {len(same)} same-code nights of one CPU profile; the replay needs more than "
+                       f"MVP_NIGHTLY_HISTORY={size}; record more (bench/detector/record.sh)")
     blamed: dict = {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed)
     rate = mean(alarms)
@@ -326,10 +363,10 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     high = interval_high(same, settings, rng, boot, size, rate)
     shown: dict = {}
     found = detections(planted, same, settings, rng, draws, size, shown)
-    corpus = corpus_of(records, same)
-    same_records = [r for r in records if not r.get("planted") and r["status"] == "SUCCEEDED"]
+    corpus = corpus_of(records_in, same)
+    same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
-        "profile": "cpu", "corpus": corpus, "judge": tonight_judge(settings),
+        "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus, "judge": tonight_judge(settings),
         "false_alarms_per_100_nights": round(100 * rate, 2),
         "false_alarms_per_100_nights_ci95_high": round(100 * high, 2),
         "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
@@ -347,9 +384,18 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     }
 
 
+def regime_line(reg: dict) -> str:
+    """Which CPU profile the figures are of, in words."""
+    which = "today's templates/profiles/cpu.yaml" if reg["current"] else (
+        f"an older templates/profiles/cpu.yaml (today's has {reg['current_same_code_nights']} same-code nights recorded)")
+    digest = reg["profile_sha256"][:12] or "not recorded"
+    return f"profile {digest}: {which}; {reg['records_left_out']} records of other profiles left out"
+
+
 def table(out: dict) -> str:
     c = out["corpus"]
-    lines = [f"corpus: {c['records']} records, {c['same_code_nights']} same-code nights, recorded {c['first']} .. {c['last']}",
+    lines = [f"corpus: {c['records']} records, {c['same_code_nights']} same-code nights, recorded {c['first']} .. {c['last']}; "
+             f"{regime_line(out['regime'])}",
              f"judge: {out['judge']['history']} good nights of history (warm-up from {out['judge']['min_history']}), "
              f"band k={out['judge']['band_k']} MAD, {out['judge']['band_steps']} steps in a row",
              "",
@@ -382,7 +428,8 @@ def markdown(out: dict) -> str:
              f"runs) and {sum(sum(v.values()) for k, v in c['runs'].items() if k != 'same-code')} planted runs; "
              f"the judge's defaults (history {j['history']} nights, warm-up from {j['min_history']}, bands "
              f"k={j['band_k']} MAD, {j['band_steps']} steps in a row, floor {j['band_floor']}%, single figures' tolerances "
-             f"{' '.join(f'{k}={v}%' for k, v in sorted(j['tolerance'].items()))}).",
+             f"{' '.join(f'{k}={v}%' for k, v in sorted(j['tolerance'].items()))}). The nights' trainer "
+             f"{regime_line(out['regime'])}.",
              "", "| what | measured | goal |", "|---|---|---|",
              f"| false alarms per 100 same-code nights (all jobs of a night) | {out['false_alarms_per_100_nights']:g} | at most 1 |",
              f"| its 95% interval's upper end | {out['false_alarms_per_100_nights_ci95_high']:g} | at most 5 |",
@@ -483,6 +530,11 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     if settings.trainer_profile != cal.get("profile", "cpu"):
         return (f"not calibrated (the corpus holds {cal.get('profile', 'cpu')}-profile runs only, this night ran "
                 f"{settings.trainer_profile}; docs/first-gpu-night.md says how to calibrate your own nights)")
+    measured = cal.get("regime", {})
+    if measured.get("profile_sha256") != profile_sha256(settings.trainer_profile):
+        return (f"not calibrated (the corpus measured CPU nights of another templates/profiles/cpu.yaml than "
+                f"tonight's, which has {measured.get('current_same_code_nights', 0)} recorded same-code nights; "
+                f"bench/detector/record.sh adds them; {where})")
     rate = cal["false_alarms_per_100_nights_by_job"].get(job)
     if rate is None:
         return f"not calibrated (the corpus has no runs of the job '{job}'; {where})"
