@@ -179,37 +179,56 @@ except RuntimeError as exc:
   assert_line "refused: weights do not fit the rollout model"
 }
 
-@test "rollout server: under verl's full_determinism (request ids det-N) each sample draws from its own stream: the same id draws the same tokens alone, in a burst or in another batch order; the copies of a prompt, another step and another seed draw others; log-probs are the model's own" {
+@test "rollout server: under verl's full_determinism each sample draws from its own stream: with every request det-0 (verl's V1 agent loop) the n copies of a prompt draw n samples, the same set in any batch or order of arrival; unique ids (det-N) draw the same alone or batched; another step, replica or seed draws others; log-probs are the model's own" {
   run py '
 import asyncio, sys, torch
 from mvp_verl_cpu.rollout import HFGenerator
-g = HFGenerator(sys.argv[1], response_length=12, trust_remote_code=False, seed=42)
+path = sys.argv[1]
 prompts = [[1, 5, 9, 200, 300, 2], [1, 7], [1, 40, 41, 42, 43, 44, 45, 46, 47, 2, 1], [1, 8, 8]]
 sp = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 10, "logprobs": True}
-alone = g._generate_batch([prompts[0]], sp, ["det-3"])[0]
-async def burst():
-    ids = ["det-9", "det-8", "det-3", "det-6"]
-    return await asyncio.gather(*[g.generate(i, prompt_ids=p, sampling_params=sp) for i, p in zip(ids, prompts[::-1][:2] + [prompts[0], prompts[2]])])
-print("alone = burst", asyncio.run(burst())[2].token_ids == alone.token_ids)
-reordered = g._generate_batch(prompts[1:] + [prompts[0]], sp, ["det-1", "det-2", "det-0", "det-3"])[-1]
-print("alone = other batch", reordered.token_ids == alone.token_ids)
-copies = g._generate_batch([prompts[0]] * 4, sp, ["det-0", "det-1", "det-2", "det-3"])
-print("copies", len({tuple(c.token_ids) for c in copies}), copies[3].token_ids == alone.token_ids)
-ids = torch.tensor([prompts[0] + alone.token_ids])
+def burst(g, order, ids=None):
+    """The requests (prompt indices) sent at once; the sets of token tuples each prompt drew."""
+    async def go():
+        return await asyncio.gather(*[g.generate((ids or {}).get(j, "det-0"), prompt_ids=prompts[i], sampling_params=sp)
+                                      for j, i in enumerate(order)])
+    outs = asyncio.run(go())
+    return {i: sorted(tuple(o.token_ids) for o, k in zip(outs, order) if k == i) for i in set(order)}, outs
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+first, outs = burst(g, [0, 0, 0, 0, 1, 1, 1, 1])
+print("copies", len(set(first[0])), len(set(first[1])))
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+again, _ = burst(g, [1, 0, 2, 1, 0, 1, 0, 3, 1, 0])
+print("same sets in another order", again[0] == first[0] and again[1] == first[1])
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+one_by_one = {0: sorted(tuple(burst(g, [0])[1][0].token_ids) for _ in range(4))}
+print("same set one at a time", one_by_one[0] == first[0])
+o = outs[0]
+ids = torch.tensor([prompts[0] + o.token_ids])
 with torch.no_grad():
     logits = g.model(ids).logits[0, len(prompts[0]) - 1:-1].float()
-ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(alone.token_ids).unsqueeze(-1)).squeeze(-1)
-print("log-probs match", torch.allclose(ref, torch.tensor(alone.log_probs), atol=1e-4))
-g.global_steps = 2
-print("another step differs", g._generate_batch([prompts[0]], sp, ["det-3"])[0].token_ids != alone.token_ids)
-g.global_steps, g.seed = None, 7
-print("another seed differs", g._generate_batch([prompts[0]], sp, ["det-3"])[0].token_ids != alone.token_ids)' "$MVP_UNIT_MODEL"
+ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(o.token_ids).unsqueeze(-1)).squeeze(-1)
+print("log-probs match", torch.allclose(ref, torch.tensor(o.log_probs), atol=1e-4))
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+alone = burst(g, [0], {0: "det-3"})[0][0]
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+batched = burst(g, [2, 1, 0, 3], {0: "det-9", 1: "det-8", 2: "det-3", 3: "det-6"})[0][0]
+print("unique id alone = batched", alone == batched)
+def set_with(**kw):
+    g = HFGenerator(path, response_length=12, trust_remote_code=False, **{"seed": 42, **kw})
+    return burst(g, [0, 0, 0, 0])[0][0]
+g = HFGenerator(path, response_length=12, trust_remote_code=False, seed=42)
+asyncio.run(g.update_weights({k: v for k, v in g.model.state_dict().items() if k != "lm_head.weight"}, global_steps=2))
+print("another step differs", burst(g, [0, 0, 0, 0])[0][0] != first[0])
+print("another replica differs", set_with(replica=1) != first[0])
+print("another seed differs", set_with(seed=7) != first[0])' "$MVP_UNIT_MODEL"
   assert_success
-  assert_line "alone = burst True"
-  assert_line "alone = other batch True"
-  assert_line "copies 4 True"
+  assert_line "copies 4 4"
+  assert_line "same sets in another order True"
+  assert_line "same set one at a time True"
   assert_line "log-probs match True"
+  assert_line "unique id alone = batched True"
   assert_line "another step differs True"
+  assert_line "another replica differs True"
   assert_line "another seed differs True"
 }
 
@@ -245,7 +264,7 @@ greedy = {"temperature": 0, "max_tokens": 9, "logprobs": True}
 alone = [g._generate(p, greedy) for p in prompts]
 sizes = []
 inner = g._generate_batch
-g._generate_batch = lambda ps, params, ids=None: sizes.append(len(ps)) or inner(ps, params, ids)
+g._generate_batch = lambda ps, params, seeds=None: sizes.append(len(ps)) or inner(ps, params, seeds)
 async def burst():
     calls = [g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)]
     calls.append(g.generate("x", prompt_ids=prompts[0], sampling_params={"temperature": 1.0, "max_tokens": 5}))
@@ -255,7 +274,7 @@ print("batches", sorted(sizes))
 print("tokens equal", [o.token_ids for o in outs[:4]] == [a.token_ids for a in alone])
 print("log-probs close", all(torch.allclose(torch.tensor(o.log_probs), torch.tensor(a.log_probs), atol=1e-4) for o, a in zip(outs, alone)))
 print("sampled", len(outs[4].token_ids) <= 5, outs[4].log_probs)
-g._generate_batch = lambda ps, params, ids=None: 1 / 0
+g._generate_batch = lambda ps, params, seeds=None: 1 / 0
 async def failing():
     return await asyncio.gather(*[g.generate(str(i), prompt_ids=p, sampling_params=greedy) for i, p in enumerate(prompts)], return_exceptions=True)
 print("errors", [type(e).__name__ for e in asyncio.run(failing())])' "$MVP_UNIT_MODEL"

@@ -18,14 +18,23 @@ rollout.n, every one its own `generate` call) are answered by one batched
 an eighth of the CPU (16 prompts of 100 tokens, 48 new tokens each, on 2
 cores: 8.7 CPU-s one at a time, 1.1 s batched).
 
-Under verl's rollout.full_determinism, a sample's request id is "det-<its
-index in the step's batch>" (verl/experimental/agent_loop/single_turn_agent_loop.py:69,
-passed through at verl/workers/rollout/llm_server.py:90-95). Such requests
-are sampled each from its own random stream, seeded by rollout.seed, the
-step and the id (SeededSampling): the tokens a sample draws do not depend on
-which replica answers it, which requests share its batch, or their order,
-so two runs of the same code draw the same samples. Other request ids (a
-fresh uuid each) are sampled by `generate` itself, as before."""
+Under verl's rollout.full_determinism a request's id is "det-<priority>"
+(verl/experimental/agent_loop/single_turn_agent_loop.py:69, passed through at
+verl/workers/rollout/llm_server.py:90-95) instead of a fresh uuid. The
+priority is the sample's index in the step where AgentLoopManager sets it
+(agent_loop.py:1244-1245); the V1 trainer's agent loop (the default,
+verl/trainer/ppo/v1/agent_loop_tq.py) sets none, so there every request is
+"det-0" (run()'s default, single_turn_agent_loop.py:38) and the id-hash
+routing (verl/workers/rollout/router.py:193-196) sends all to one replica.
+Such requests are sampled each from its own random stream (SeededSampling),
+seeded by rollout.seed, the step, the replica, the id, the prompt and how
+many requests of that id and prompt came before it at this step: the n
+copies of a prompt draw n different samples, and which samples a prompt's
+group draws does not depend on which requests share a batch or the order
+they arrive in (copies of a prompt are one group, so which copy draws which
+of them does not matter), so two runs of the same code draw the same
+samples. Other request ids (a fresh uuid each) are sampled by `generate`
+itself, as before."""
 import asyncio
 import hashlib
 from typing import Any, Optional
@@ -56,10 +65,11 @@ def _model_path(model_config: Any) -> str:
     return getattr(model_config, "local_path", None) or getattr(model_config, "path", None) or model_config["path"]
 
 
-def request_seed(seed: int, step: Optional[int], request_id: str) -> int:
-    """One sample's random stream: the rollout's seed, the step, its request id."""
-    digest = hashlib.sha256(f"{seed}:{step or 0}:{request_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+def request_seed(seed: int, step: Optional[int], replica: int, request_id: str, prompt_ids: list, nth: int) -> int:
+    """One sample's random stream: the rollout's seed, the step, the replica,
+    its request id and prompt, and how many of the same came before it."""
+    words = f"{seed}:{step or 0}:{replica}:{request_id}:{nth}:{','.join(map(str, prompt_ids))}"
+    return int.from_bytes(hashlib.sha256(words.encode()).digest()[:8], "big") & (2**63 - 1)
 
 
 class SeededSampling(LogitsProcessor):
@@ -90,26 +100,36 @@ class HFGenerator:
     """One replica's model, answering verl's generate requests (as a Ray
     actor: HFRolloutServer below)."""
 
-    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool, seed: int = 0) -> None:
+    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool, seed: int = 0,
+                 replica: int = 0) -> None:
         from transformers import AutoModelForCausalLM, GenerationConfig
         self.model = AutoModelForCausalLM.from_pretrained(
             model_path, torch_dtype=torch.float32, attn_implementation="sdpa", trust_remote_code=trust_remote_code)
         self.model.eval()
         self.generation = GenerationConfig.from_model_config(self.model.config)
         self.response_length = response_length
-        self.seed = seed
+        self.seed, self.replica = seed, replica
+        self.drawn: dict = {}  # (step, request id, prompt) -> deterministic requests of it so far
         self.global_steps: Optional[int] = None
         self.lock = asyncio.Lock()
-        self.waiting: list = []  # (prompt_ids, params, future, request_id) not yet in a batch
+        self.waiting: list = []  # (prompt_ids, params, future, stream seed or None) not yet in a batch
         self.serving = False
 
     async def generate(self, request_id: str, *, prompt_ids: list, sampling_params: dict, **kwargs) -> TokenOutput:
         future = asyncio.get_running_loop().create_future()
-        self.waiting.append((list(prompt_ids), dict(sampling_params), future, request_id))
+        self.waiting.append((list(prompt_ids), dict(sampling_params), future, self._stream(request_id, prompt_ids)))
         if not self.serving:
             self.serving = True
             asyncio.ensure_future(self._serve())
         return await future
+
+    def _stream(self, request_id: str, prompt_ids: list) -> Optional[int]:
+        """The seed of a deterministic request's stream (None: a uuid's, sampled by generate)."""
+        if not str(request_id).startswith(DETERMINISTIC_ID):
+            return None
+        key = (self.global_steps, str(request_id), tuple(prompt_ids))
+        nth = self.drawn[key] = self.drawn.get(key, -1) + 1
+        return request_seed(self.seed, self.global_steps, self.replica, str(request_id), list(prompt_ids), nth)
 
     async def _serve(self) -> None:
         """Answers the waiting requests in batches of equal sampling params;
@@ -136,31 +156,29 @@ class HFGenerator:
     def _generate(self, prompt_ids: list, params: dict) -> TokenOutput:
         return self._generate_batch([prompt_ids], params)[0]
 
-    def _options(self, params: dict, request_ids: Optional[list] = None) -> dict:
-        """generate's options; requests that all carry verl's deterministic
-        ids are sampled by SeededSampling, each from its own stream."""
+    def _options(self, params: dict, seeds: Optional[list] = None) -> dict:
+        """generate's options; requests that all have a stream (verl's
+        deterministic ids) are sampled by SeededSampling, each from its own."""
         temperature = _temperature(params)
         top_k, top_p = int(params.get("top_k", -1) or -1), float(params.get("top_p", 1.0))
         options = dict(max_new_tokens=int(params.get("max_tokens") or self.response_length), do_sample=temperature > 0,
                        return_dict_in_generate=True, output_logits=True,
                        eos_token_id=self.generation.eos_token_id, pad_token_id=self.generation.pad_token_id)
-        seeded = temperature > 0 and request_ids and all(str(r).startswith(DETERMINISTIC_ID) for r in request_ids)
-        if seeded:
-            seeds = [request_seed(self.seed, self.global_steps, str(r)) for r in request_ids]
+        if temperature > 0 and seeds and all(seed is not None for seed in seeds):
             options.update(do_sample=False, logits_processor=LogitsProcessorList(
                 [SeededSampling(seeds, temperature, top_k, top_p)]))
         elif temperature > 0:
             options.update(temperature=temperature, top_p=top_p, top_k=top_k if top_k > 0 else 0)
         return options
 
-    def _generate_batch(self, prompts: list, params: dict, request_ids: Optional[list] = None) -> list:
+    def _generate_batch(self, prompts: list, params: dict, seeds: Optional[list] = None) -> list:
         """One `generate` over the prompts, left-padded (the attention mask
         keeps the padding out of every position's attention and position id)."""
         width = max(len(p) for p in prompts)
         pad = self.generation.pad_token_id or 0
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], dtype=torch.long)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.long)
-        options, temperature = self._options(params, request_ids), _temperature(params)
+        options, temperature = self._options(params, seeds), _temperature(params)
         with torch.no_grad():
             out = self.model.generate(ids, attention_mask=mask, **options)
         # The raw logits (output_logits: before any processor), over the temperature.
@@ -193,6 +211,8 @@ class HFGenerator:
             if missing or result.unexpected_keys:
                 raise RuntimeError(f"weights do not fit the rollout model: missing {missing[:5]}, "
                                    f"unexpected {result.unexpected_keys[:5]}")
+            if global_steps != self.global_steps:
+                self.drawn.clear()
             self.global_steps = global_steps
             return len(state_dict)
 
@@ -232,7 +252,8 @@ class HFReplica(RolloutReplica):
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_ids[0], soft=False),
             name=server_name(self.replica_rank), max_concurrency=self.max_concurrency,
         ).remote(_model_path(self.model_config), self.config.response_length,
-                 bool(getattr(self.model_config, "trust_remote_code", False)), int(getattr(self.config, "seed", 0) or 0))
+                 bool(getattr(self.model_config, "trust_remote_code", False)), int(getattr(self.config, "seed", 0) or 0),
+                 self.replica_rank)
         self.servers = [server]
         self._server_handle = server
         # No HTTP server: verl reaches it through the handle; the address only names it.
