@@ -27,14 +27,17 @@ verl/trainer/ppo/v1/agent_loop_tq.py) sets none, so there every request is
 "det-0" (run()'s default, single_turn_agent_loop.py:38) and the id-hash
 routing (verl/workers/rollout/router.py:193-196) sends all to one replica.
 Such requests are sampled each from its own random stream (SeededSampling),
-seeded by rollout.seed, the step, the replica, the id, the prompt and how
-many requests of that id and prompt came before it at this step: the n
+seeded by rollout.seed, the step, the id, the prompt and how many requests
+of that id and prompt came before it at this step (one replica answers
+them all, as the routing is by id): the n
 copies of a prompt draw n different samples, and which samples a prompt's
 group draws does not depend on which requests share a batch or the order
 they arrive in (copies of a prompt are one group, so which copy draws which
 of them does not matter), so two runs of the same code draw the same
-samples. Other request ids (a fresh uuid each) are sampled by `generate`
-itself, as before."""
+samples at a step. (Not from step 2 on, on the V1 trainer: it trains on a
+step's samples in the order they finished, so two runs' weights part in
+their last bits; the CPU profile leaves full_determinism off.) Other
+request ids (a fresh uuid each) are sampled by `generate` itself."""
 import asyncio
 import hashlib
 from typing import Any, Optional
@@ -65,10 +68,10 @@ def _model_path(model_config: Any) -> str:
     return getattr(model_config, "local_path", None) or getattr(model_config, "path", None) or model_config["path"]
 
 
-def request_seed(seed: int, step: Optional[int], replica: int, request_id: str, prompt_ids: list, nth: int) -> int:
-    """One sample's random stream: the rollout's seed, the step, the replica,
-    its request id and prompt, and how many of the same came before it."""
-    words = f"{seed}:{step or 0}:{replica}:{request_id}:{nth}:{','.join(map(str, prompt_ids))}"
+def request_seed(seed: int, step: Optional[int], request_id: str, prompt_ids: list, nth: int) -> int:
+    """One sample's random stream: the rollout's seed, the step, its request
+    id and prompt, and how many of the same came before it."""
+    words = f"{seed}:{step or 0}:{request_id}:{nth}:{','.join(map(str, prompt_ids))}"
     return int.from_bytes(hashlib.sha256(words.encode()).digest()[:8], "big") & (2**63 - 1)
 
 
@@ -100,15 +103,14 @@ class HFGenerator:
     """One replica's model, answering verl's generate requests (as a Ray
     actor: HFRolloutServer below)."""
 
-    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool, seed: int = 0,
-                 replica: int = 0) -> None:
+    def __init__(self, model_path: str, response_length: int, trust_remote_code: bool, seed: int = 0) -> None:
         from transformers import AutoModelForCausalLM, GenerationConfig
         self.model = AutoModelForCausalLM.from_pretrained(
             model_path, torch_dtype=torch.float32, attn_implementation="sdpa", trust_remote_code=trust_remote_code)
         self.model.eval()
         self.generation = GenerationConfig.from_model_config(self.model.config)
         self.response_length = response_length
-        self.seed, self.replica = seed, replica
+        self.seed = seed
         self.drawn: dict = {}  # (step, request id, prompt) -> deterministic requests of it so far
         self.global_steps: Optional[int] = None
         self.lock = asyncio.Lock()
@@ -129,7 +131,7 @@ class HFGenerator:
             return None
         key = (self.global_steps, str(request_id), tuple(prompt_ids))
         nth = self.drawn[key] = self.drawn.get(key, -1) + 1
-        return request_seed(self.seed, self.global_steps, self.replica, str(request_id), list(prompt_ids), nth)
+        return request_seed(self.seed, self.global_steps, str(request_id), list(prompt_ids), nth)
 
     async def _serve(self) -> None:
         """Answers the waiting requests in batches of equal sampling params;
@@ -252,8 +254,7 @@ class HFReplica(RolloutReplica):
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_ids[0], soft=False),
             name=server_name(self.replica_rank), max_concurrency=self.max_concurrency,
         ).remote(_model_path(self.model_config), self.config.response_length,
-                 bool(getattr(self.model_config, "trust_remote_code", False)), int(getattr(self.config, "seed", 0) or 0),
-                 self.replica_rank)
+                 bool(getattr(self.model_config, "trust_remote_code", False)), int(getattr(self.config, "seed", 0) or 0))
         self.servers = [server]
         self._server_handle = server
         # No HTTP server: verl reaches it through the handle; the address only names it.
