@@ -5,7 +5,8 @@
 # never by matching what a person reads, so rewording a message breaks no
 # caller. A key is [a-z][a-z0-9_]*; a value is the rest of its line ('='
 # included, never a newline); a list travels as one value, but a list of words
-# (an argv) as kv.py's `words` makes it and mvp::kv::words reads it back.
+# (an argv) as mvp::kv::emit_words or kv.py's `words` makes it and
+# mvp::kv::words or kv.py's `read_words` reads it back.
 
 # mvp::kv::emit KEY VALUE [KEY VALUE...]: one key=value line per pair.
 mvp::kv::emit() {
@@ -15,6 +16,23 @@ mvp::kv::emit() {
     [[ $2 != *$'\n'* ]] || mvp::log::die "mvp::kv::emit: the value of $1 spans lines; a value is one line"
     printf '%s=%s\n' "$1" "$2"
     shift 2
+  done
+}
+
+# mvp::kv::emit_words PREFIX WORD...: the words as kv.py's `words` makes
+# them, one key=value line each: PREFIXargc=N, then PREFIXarg_I=the word, its
+# backslashes, newlines and carriage returns escaped (\\, \n, \r), so a word
+# may hold anything.
+mvp::kv::emit_words() {
+  local prefix=$1 word i=0
+  shift
+  mvp::kv::emit "${prefix}argc" "$#"
+  for word; do
+    word=${word//\\/\\\\}
+    word=${word//$'\n'/\\n}
+    word=${word//$'\r'/\\r}
+    mvp::kv::emit "${prefix}arg_$i" "$word"
+    i=$((i + 1))
   done
 }
 

@@ -114,6 +114,14 @@ lines
 <only>"
 }
 
+@test "kv words: mvp::kv::emit_words writes what kv.words writes, line for line, whatever the words hold (spaces, quotes, '=', newlines, backslashes, carriage returns, an empty word)" {
+  local words='["--override", "a=b c", "it'"'"'s \"q\"", "two\nlines\n", "back\\slash \\n not a newline", "", "cr\r", "x=y=z"]'
+  kv_py "import sys; sys.stdout.write(''.join(w + '\0' for w in $words))" >"$BATS_TEST_TMPDIR/words"
+  run in_lib 'local -a w; mapfile -d "" w; mvp::kv::emit_words node0_ "${w[@]}"' <"$BATS_TEST_TMPDIR/words"
+  assert_success
+  assert_output "$(kv_py "from mvp.worker import kv; kv.emit(*kv.words('node0_', $words))")"
+}
+
 @test "ERR trap: a call that returned 1 after its own ERROR line gets nothing added, whatever its last command's text" {
   # A stand-in for mvp::helper::run whose return is written otherwise than helper.sh's.
   run --separate-stderr in_lib 'answer() { echo "ERROR: the helper said no" >&2; local code=1; mvp::log::reported "$code"; return $((code)); }
