@@ -180,20 +180,19 @@ mvp::rt::node_ray_dirs() {
   mvp::rt::node_log_ssh
 }
 
-# MVP_NODE_SSH: one line per node, its Ray address, then the ssh command that
-# enters it (mvp::rt::ssh_argv, each word quoted for a POSIX shell). When a
-# job's driver node lost its Ray but still answers over ssh, the helper
-# (helpers/mvp/jobs/archive.py) reads the driver's log from the node's own Ray log
-# directory with it: the ssh rule stays here, the helper only runs it.
+# MVP_NODE_SSH: key=value lines (the output contract's), for each node I its
+# Ray address (nodeI_ip) and the argv of mvp::rt::ssh_argv that enters it, as
+# words (nodeI_argc, nodeI_arg_N: mvp::kv::emit_words). When a job's driver
+# node lost its Ray but still answers over ssh, the helper
+# (helpers/mvp/jobs/node_access.py reads them, archive.py runs them) reads the
+# driver's log from the node's own Ray log directory: the ssh rule stays here.
 mvp::rt::node_log_ssh() {
-  local i word line=""
+  local i ip
   MVP_NODE_SSH=""
   for ((i = 0; i < ${#MVP_NODES[@]}; i++)); do
     mvp::rt::ssh_argv "$i"
-    MVP_SSH_REMOTE=""
-    for word in "${MVP_SSH_ARGV[@]}"; do mvp::rt::quote "$word"; done
-    line="$(mvp::ray::node_ip "$i")$MVP_SSH_REMOTE"
-    MVP_NODE_SSH+="${MVP_NODE_SSH:+$'\n'}$line"
+    ip=$(mvp::ray::node_ip "$i")
+    MVP_NODE_SSH+="$(mvp::kv::emit "node${i}_ip" "$ip" && mvp::kv::emit_words "node${i}_" "${MVP_SSH_ARGV[@]}")"$'\n'
   done
 }
 

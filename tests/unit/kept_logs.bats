@@ -82,11 +82,11 @@ print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
 @test "kept logs: a driver log that Ray serves empty while the driver's node kept one (a Ray started again at the driver's address: a Kubernetes pod's container restarted in place) is not taken: driver.log.missing says so and points at the kept copy" {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import archive
+from mvp.jobs import archive, node_access
 from mvp.worker.redact import Redactor
 class Served:
     def job_logs(self, sid): return ""
-archive._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, {}, Redactor())' "$JD"
+archive._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, node_access.UNREACHABLE, Redactor())' "$JD"
   [[ ! -e $JD/logs/driver.log ]]
   grep -q "^Ray served an empty log where the driver's node kept one (its Ray started again?); no copy on the driver's node either; its node kept .*driver.live.log while it ran" \
     "$JD/logs/driver.log.missing"

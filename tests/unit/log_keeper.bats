@@ -165,13 +165,14 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
 }
 
 # save_driver_log: archive's copy of the driver log when neither the dashboard
-# nor the node's Ray logs can be read from here (dash None, no node dirs).
+# nor the node's Ray logs can be read from here (dash None, no way to the node).
 save_driver_log() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import archive
+from mvp.jobs import archive, node_access
 from mvp.worker.redact import Redactor
-archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}}, {}, Redactor([]))' "$JD"
+archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+                        node_access.UNREACHABLE, Redactor([]))' "$JD"
 }
 
 @test "log keeper: archiving keeps the node's copy as driver.log when its keeper saw the driver end, and only then (the dashboard and the node's Ray logs out of reach)" {
@@ -186,26 +187,26 @@ archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_i
   [[ ! -e $JD/logs/driver.log.missing ]]
 }
 
-# save_driver_log_ssh ARGV_WORDS: as save_driver_log, on the ssh runtime whose
-# way into the driver's node (10.0.0.3) is ARGV_WORDS (POSIX-quoted words).
+# save_driver_log_ssh WORD...: as save_driver_log, on the ssh runtime whose
+# way into the driver's node (10.0.0.3) is the argv WORD...
 save_driver_log_ssh() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import archive
+from mvp.jobs import archive, node_access
 from mvp.worker.redact import Redactor
 archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
-                        {archive.SSH_KEY: "10.0.0.3 " + sys.argv[2]}, Redactor([]))' "$JD" "$1"
+                        node_access.NodeAccess({}, {"10.0.0.3": sys.argv[2:]}), Redactor([]))' "$JD" "$@"
 }
 
 @test "log keeper: on ssh, archiving reads the driver log over ssh from its node's Ray log directory (the node up, its Ray gone), before the kept copy; a node that does not answer is named in driver.log.missing" {
   printf 'MVP_PRECHECK_MARKER=standin\n' >"$JD/logs/driver.live.log"
   # The node does not answer: ssh's own last line is kept, and the kept copy said.
-  save_driver_log_ssh "sh -c 'echo \"ssh: connect to host 10.0.0.3 port 22: Connection refused\" >&2; exit 255' ssh"
+  save_driver_log_ssh sh -c 'echo "ssh: connect to host 10.0.0.3 port 22: Connection refused" >&2; exit 255' ssh
   [[ ! -e $JD/logs/driver.log ]]
   grep -q "over ssh from 10.0.0.3: exit 255 (ssh: connect to host 10.0.0.3 port 22: Connection refused); no copy on the driver's node either; its node kept" "$JD/logs/driver.log.missing"
   # The node answers: what the remote command printed is driver.log, and the
   # command is the one that looks in the node's Ray sessions for this job's log.
-  run --separate-stderr save_driver_log_ssh "sh -c 'printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"' ssh"
+  run --separate-stderr save_driver_log_ssh sh -c "printf \"%s\" \"\$1\" >\"$BATS_TEST_TMPDIR/remote\"; printf \"MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0\n\"" ssh
   assert_success
   [[ $stderr == *"job j1: its driver log read over ssh from its node's Ray log directory" ]]
   assert_equal "$(cat "$JD/logs/driver.log")" $'MVP_PRECHECK_MARKER=standin\nstep:2 - loss:1.0'

@@ -44,13 +44,39 @@ resolve() {
   run env MVP_SSH_KNOWN_HOSTS="/etc/mvp/known hosts" bash -c 'source "$1/scripts/lib/common.sh"; mvp::flags::parse; mvp::config::load
     mvp::rt::ssh_argv 3; printf "%s\n" "${MVP_SSH_ARGV[@]}" >"$2/argv3"; printf "%s" "$MVP_NODE_SSH"' _ "$MVP_REPO" "$BATS_TEST_TMPDIR"
   assert_success
-  assert_equal "${#lines[@]}" 4
-  assert_line --regexp "^10\.1\.0\.10 'ssh' '-o' 'BatchMode=yes' .* '-p' '2200' 'admin@10\.1\.0\.10'$"
+  assert_equal "$(grep -c '^node[0-9]*_ip=' <<<"$output")" 4
+  assert_line "node0_ip=10.1.0.10"
+  assert_line "node0_arg_0=ssh"
+  assert_line "node0_arg_1=-o"
+  assert_line "node0_arg_2=BatchMode=yes"
+  local last
+  last=$(($(sed -n 's/^node0_argc=//p' <<<"$output") - 1))
+  assert_line "node0_arg_$((last - 2))=-p"
+  assert_line "node0_arg_$((last - 1))=2200"
+  assert_line "node0_arg_$last=admin@10.1.0.10"
+  assert_line "node3_ip=10.1.0.13"
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp.jobs import archive
-print("\n".join(archive.node_ssh(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >"$BATS_TEST_TMPDIR/parsed3"
+from mvp.jobs import node_access
+print("\n".join(node_access.ssh_by_ip(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >"$BATS_TEST_TMPDIR/parsed3"
   diff "$BATS_TEST_TMPDIR/argv3" "$BATS_TEST_TMPDIR/parsed3"
   grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"
+}
+
+@test "ssh: the helper reads an empty MVP_NODE_SSH (every other runtime) as no ssh way in, and refuses one that is not key=value words in one line naming it and what sets it" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from types import SimpleNamespace
+from mvp.jobs import node_access
+from mvp.worker.errors import MvpError
+print(node_access.from_settings(SimpleNamespace(node_ray_dirs={"10.0.0.1": "/d"}, node_ssh="")))
+for text in ("10.1.0.13 ssh 10.1.0.13", "node0_ip=10.1.0.13\nnode0_argc=2\nnode0_arg_0=ssh"):
+    try:
+        node_access.from_settings(SimpleNamespace(node_ray_dirs={}, node_ssh=text))
+    except MvpError as exc:
+        print(exc)'
+  assert_success
+  assert_equal "${#lines[@]}" 3
+  assert_line --index 0 "NodeAccess(ray_dirs={'10.0.0.1': '/d'}, ssh={})"
+  assert_line --index 1 "MVP_NODE_SSH is not the ssh runtime's node list (line 1: '10.1.0.13 ssh 10.1.0.13' is not a key=value line); it is set by scripts/lib/runtime_ssh.sh (mvp::rt::node_log_ssh), not by hand"
+  assert_line --index 2 "MVP_NODE_SSH is not the ssh runtime's node list (no word 'node0_arg_1' of node0_argc=2); it is set by scripts/lib/runtime_ssh.sh (mvp::rt::node_log_ssh), not by hand"
 }
 
 @test "ssh: the repo and verl checkout under this host's view of the shared storage are the nodes' paths under SHARED_ROOT; outside it they stay as they are" {

@@ -10,19 +10,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import bundle, fingerprint
+from . import bundle, fingerprint, node_access
 from ..worker import fsutil, log_keeper
 from ..core import log
 from ..core.dashboard import TERMINAL, Dashboard
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
 from ..worker.redact import Redactor
+from .node_access import NodeAccess
 
 # How long archiving an ended job waits for the keeper of its log's last copy.
 KEEPER_GRACE_S = 10
-# The key of node_ray_dirs (node_logs) under which the ssh runtime's way into
-# each node travels (MVP_NODE_SSH); the others are node addresses.
-SSH_KEY = "ssh"
 
 
 def _iso(ms) -> Optional[str]:
@@ -36,19 +34,12 @@ def driver_location(job: dict, node_ips: dict, head_ids: set) -> dict:
             "driver_on_head": (node_id in head_ids) if node_id else None}
 
 
-def node_logs(settings) -> dict:
-    """Where archiving finds a node's own Ray logs: {node address: the
-    directory of this host that holds its /tmp/ray} (MVP_NODE_RAY_DIRS,
-    local), and under SSH_KEY the ssh runtime's MVP_NODE_SSH."""
-    return dict(settings.node_ray_dirs, **{SSH_KEY: settings.node_ssh})
-
-
-def _driver_log_on_node(job: dict, submission_id: str, node_ray_dirs: dict) -> Optional[str]:
+def _driver_log_on_node(job: dict, submission_id: str, nodes: NodeAccess) -> Optional[str]:
     """Ray's own copy of the driver log, read from the directory of this host
     that holds the driver node's /tmp/ray (local runtime): it outlives the
     node's raylet, when the dashboard can no longer serve the log."""
     ip = (job.get("driver_info") or {}).get("node_ip_address")
-    ray_dir = node_ray_dirs.get(ip)
+    ray_dir = nodes.ray_dir(ip)
     if not ray_dir:
         return None
     copies = sorted(Path(ray_dir).glob(f"session_2*/logs/job-driver-{submission_id}.log"))
@@ -63,24 +54,13 @@ _REMOTE_DRIVER_LOG = ('for f in /tmp/ray/session_2*/logs/job-driver-{sid}.log; d
 SSH_FETCH_S = 60
 
 
-def node_ssh(text: str) -> dict:
-    """MVP_NODE_SSH (the ssh runtime: one line per node, its Ray address
-    then the ssh command that enters it) as {address: argv}."""
-    out = {}
-    for line in text.splitlines():
-        ip, _, argv = line.strip().partition(" ")
-        if ip and argv:
-            out[ip] = shlex.split(argv)
-    return out
-
-
-def _driver_log_over_ssh(job: dict, submission_id: str, ssh_by_ip: dict) -> tuple:
+def _driver_log_over_ssh(job: dict, submission_id: str, nodes: NodeAccess) -> tuple:
     """(text, "") Ray's own copy of the driver log, read over ssh from the
     driver's node's Ray log directory (ssh runtime): the node answers when
     its Ray does not. (None, why) when it cannot be read; (None, "") when
     this runtime has no ssh way in."""
     ip = (job.get("driver_info") or {}).get("node_ip_address")
-    argv = ssh_by_ip.get(ip)
+    argv = nodes.ssh_argv(ip)
     if not argv:
         return None, ""
     remote = _REMOTE_DRIVER_LOG.format(sid=shlex.quote(submission_id))
@@ -101,7 +81,7 @@ def _read_log(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
-def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, node_ray_dirs: dict,
+def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, nodes: NodeAccess,
                      redactor: Redactor) -> None:
     why = "the dashboard is gone"
     jd = JobDir(jd)
@@ -116,9 +96,9 @@ def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, jo
             # container restarted in place) answers for a log it never had.
             text, why = None, "Ray served an empty log where the driver's node kept one (its Ray started again?)"
     if dash is None or text is None:
-        text = _driver_log_on_node(job, submission_id, node_ray_dirs)
+        text = _driver_log_on_node(job, submission_id, nodes)
     if text is None:
-        text, over_ssh = _driver_log_over_ssh(job, submission_id, node_ssh(node_ray_dirs.get(SSH_KEY, "")))
+        text, over_ssh = _driver_log_over_ssh(job, submission_id, nodes)
         why += over_ssh
         if text is not None:
             log.info(f"job {submission_id}: its driver log read over ssh from its node's Ray log directory")
@@ -154,13 +134,14 @@ def _wait_for_keepers(jd: Path, submission_id: str) -> None:
                      "ended; archiving without waiting for it")
 
 
-def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out: bool = False,
-             node_ray_dirs: Optional[dict] = None) -> dict:
-    """Copies the driver log, takes the final debug bundle and writes result.json."""
+def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, nodes: NodeAccess,
+             timed_out: bool = False) -> dict:
+    """Copies the driver log (from the driver's node through nodes when Ray
+    cannot serve it), takes the final debug bundle and writes result.json."""
     jd = JobDir(jd)
     redactor = Redactor.for_job(job)
     _wait_for_keepers(jd, submission_id)
-    _save_driver_log(jd, dash, submission_id, job, node_ray_dirs or {}, redactor)
+    _save_driver_log(jd, dash, submission_id, job, nodes, redactor)
     got = bundle.collect(dash, jd.debug, "final", redactor, job.get("job_id") or "")
     if not got:
         bundle.kept(jd, "final", f"the Ray dashboard at {dash.url} answered none of the bundle's questions")
@@ -187,12 +168,12 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, timed_out
     return result
 
 
-def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, node_ray_dirs: dict) -> dict:
+def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, nodes: NodeAccess) -> dict:
     """The cluster went away before the job ended: what is known of it, with
     status LOST and the evidence, so the record never says RUNNING forever."""
     jd = JobDir(jd)
     redactor = Redactor.for_job(job)
-    _save_driver_log(jd, None, submission_id, job, node_ray_dirs, redactor)
+    _save_driver_log(jd, None, submission_id, job, nodes, redactor)
     start = job.get("start_time")
     result = {
         "submission_id": submission_id, "cluster": jd.cluster(), "status": "LOST", "last_ray_status": job.get("status"),
@@ -214,6 +195,6 @@ def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, 
         return
     if job.get("status") in TERMINAL and JobDir(jd).config.is_dir() and not JobDir(jd).archived():
         try:
-            finalize(jd, dash, submission_id, job, node_ray_dirs=node_logs(settings))
+            finalize(jd, dash, submission_id, job, node_access.from_settings(settings))
         except OSError:
             pass  # read-only view of the share: archiving is left to a writer

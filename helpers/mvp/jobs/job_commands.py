@@ -4,7 +4,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import archive, ckpt_keep, cluster_registry, job_wait
+from . import archive, ckpt_keep, cluster_registry, job_wait, node_access
 from ..worker import jobdir, kv
 from ..core import log
 from ..core.dashboard import TERMINAL, Dashboard
@@ -45,7 +45,7 @@ def wait_for(sid: str, timeout, settings) -> dict:
     dash = Dashboard(settings.dashboard_url)
     job_wait.now(dash, sid)
     result = job_wait.wait(settings.jobs_dir / sid, dash, sid, timeout or settings.job_timeout, settings.lost_after,
-                          archive.node_logs(settings))
+                          node_access.from_settings(settings))
     ckpt_keep.enforce(settings.jobs_dir, sid)
     log.step(f"job {sid} ended {result['status']}; driver on {result['driver_node_ip']} "
              f"(head: {result['driver_on_head']}); archived in {settings.jobs_dir / sid}")
@@ -62,7 +62,8 @@ def reconcile_main(args, settings) -> int:
     lost = [sid for sid in own if dash.job(sid) is None]
     for sid in lost:
         archive.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
-                              f"the new head at {dash.url} does not know it (found by 20_start_head.sh)", {})
+                              f"the new head at {dash.url} does not know it (found by 20_start_head.sh)",
+                              node_access.UNREACHABLE)
     if others:
         log.info(f"{len(others)} unfinished job(s) of other clusters on this shared root left to them: "
                  + ", ".join(f"{sid} ({name})" for sid, name in others))

@@ -10,6 +10,7 @@ from . import archive, progress
 from ..core import log
 from ..core.dashboard import TERMINAL, Dashboard
 from ..worker.errors import MvpError
+from .node_access import NodeAccess
 
 STOP_GRACE_S = 60
 POLL_S = 0.5
@@ -113,9 +114,10 @@ class ProgressShown:
             self.open_line = False
 
 
-def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: float, node_ray_dirs: dict) -> dict:
+def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: float, nodes: NodeAccess) -> dict:
     """Waits for the job to end, stopping it when the deadline passes, and
-    archives it; a cluster that goes away for lost_after seconds makes it LOST."""
+    archives it (nodes: the way to its driver's node's own log); a cluster
+    that goes away for lost_after seconds makes it LOST."""
     shown = ProgressShown(jd, submission_id, sys.stderr.isatty())
 
     def on_status(status: str) -> None:
@@ -128,9 +130,8 @@ def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: fl
     except ClusterLost as lost:
         shown.end_line()
         log.warn(f"job {submission_id}: the cluster went away ({lost.evidence}); archiving it as LOST")
-        return archive.finalize_lost(jd, submission_id, lost.last, lost.evidence, node_ray_dirs)
+        return archive.finalize_lost(jd, submission_id, lost.last, lost.evidence, nodes)
     if job["status"] in TERMINAL:
-        return archive.finalize(jd, dash, submission_id, job, node_ray_dirs=node_ray_dirs)
+        return archive.finalize(jd, dash, submission_id, job, nodes)
     log.step(f"job {submission_id}: still {job['status']} after {timeout:g}s (MVP_JOB_TIMEOUT); stopping it")
-    return archive.finalize(jd, dash, submission_id, _stop(dash, submission_id), timed_out=True,
-                            node_ray_dirs=node_ray_dirs)
+    return archive.finalize(jd, dash, submission_id, _stop(dash, submission_id), nodes, timed_out=True)
