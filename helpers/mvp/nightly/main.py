@@ -117,8 +117,9 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     if pair:
         rep["control"] = pair
         control.cite(rep)
-    # A check not judged yet (passed: null) fails nothing; a candidate worse than its control fails the night.
-    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"]) \
+    # A failed check of any job (judge.failed_checks: one not judged yet fails nothing), or a candidate
+    # worse than its control, fails the night.
+    rep["passed"] = not rep["failed_step"] and bool(jobs) and not any(judge.failed_checks(j) for j in jobs) \
         and (pair or {}).get("verdict") != "code"
     fingerprints.add(rep, run_dir.regressions.path, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
