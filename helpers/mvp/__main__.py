@@ -10,6 +10,15 @@ from .worker.errors import MvpError
 # command's own verdict), CRASH_EXIT a bug (traceback).
 CRASH_EXIT = 70
 
+# Where a command runs, declared beside its add_parser (set_defaults place=):
+# HOST, the host the scripts run on (HTTP to the dashboard, the shared root,
+# this host's files; it works while the head is down); HEAD, the head node
+# (jobs are submitted from the head); DATA, this host when the nodes see its
+# files and venv (MVP_HOST_SEES_NODE_FILES=1), else the head. The table made
+# of them, helpers/mvp/places.txt (make helpers/mvp/places), is what
+# scripts/lib/helper.sh reads: learning a place starts no Python.
+HOST, HEAD, DATA = "host", "head", "data"
+
 
 class StepParser(argparse.ArgumentParser):
     """A step's parser (nightly STEP, bisect STEP): a flag the step does not
@@ -63,17 +72,17 @@ def _cluster_commands(sub) -> None:
     c.add_argument("submission_id", nargs="?", help="one job's status only, as `ray job status ID`")
     c.add_argument("--json", action="store_true")
     c.add_argument("--porcelain", action="store_true", help="with an id: key=value lines")
-    c.set_defaults(func=_status)
+    c.set_defaults(func=_status, place=HOST)
 
     c = sub.add_parser("cluster-wait", help="wait until the head (or all nodes) registered")
     c.add_argument("--head", action="store_true", help="only the head")
     c.add_argument("--replaced", default="", help="comma list of node ids that must be gone")
     c.add_argument("--timeout", type=float)
-    c.set_defaults(func=module_command("jobs.ray_nodes", "wait_main"))
+    c.set_defaults(func=module_command("jobs.ray_nodes", "wait_main"), place=HOST)
 
     c = sub.add_parser("node-ids", help="alive node ids at these addresses")
     c.add_argument("ips", nargs="*")
-    c.set_defaults(func=module_command("jobs.ray_nodes", "node_ids_main"))
+    c.set_defaults(func=module_command("jobs.ray_nodes", "node_ids_main"), place=HOST)
 
 
 def _submit_commands(sub) -> None:
@@ -96,70 +105,71 @@ def _submit_commands(sub) -> None:
     c.add_argument("--check-only", action="store_true", help="validate and print the plan, submit nothing")
     c.add_argument("--wait", action="store_true", help="then wait here and archive the job (KubeRay's submitter "
                    "pod; the scripts wait on their own host instead, which outlives the head)")
-    c.set_defaults(func=_submit)
+    c.set_defaults(func=_submit, place=HEAD)
 
     c = sub.add_parser("render-kuberay", help="KubeRay resources: RayCluster, RayJob, the nightly's CronJob")
     c.add_argument("what", choices=("cluster", "job", "nightly"))
     c.add_argument("--jobspec-name", default="<stdin>", help="job: the JobSpec's name; its text is read on stdin")
     c.add_argument("--ray-config-text", required=True)
     c.add_argument("--override", action="append", default=[], help="extra trainer override key=value")
-    c.set_defaults(func=module_command("render.render_kuberay", "main"))
+    c.set_defaults(func=module_command("render.render_kuberay", "main"), place=HOST)
 
 
 def _job_commands(sub) -> None:
     c = sub.add_parser("retry-from", help="where a failed job's chain goes on from (--retry): JOB/global_step_N")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.retry", "main"))
+    c.set_defaults(func=module_command("jobs.retry", "main"), place=HEAD)
 
     c = sub.add_parser("resumed", help="the check `resumed` of a resumed job (first step, data position), as JSON")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.resumed", "main"))
+    c.set_defaults(func=module_command("jobs.resumed", "main"), place=HEAD)
 
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
     c.add_argument("--retry-point", action="store_true",
                    help="a job that ended FAILED or LOST: also answer resume_from= (where --retry goes on)")
-    c.set_defaults(func=module_command("jobs.job_commands", "wait_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "wait_main"), place=HOST)
 
     c = sub.add_parser("reconcile", help="archive as LOST the jobs of a cluster that went away")
-    c.set_defaults(func=module_command("jobs.job_commands", "reconcile_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "reconcile_main"), place=HOST)
 
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")
     c.add_argument("--follow", action="store_true")
     c.add_argument("--steps", action="store_true", help="verl's step metrics as a table, not the log")
     c.add_argument("--json", action="store_true", help="with --steps: every metric of every step, as JSON")
-    c.set_defaults(func=module_command("jobs.job_commands", "logs_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "logs_main"), place=HOST)
 
     c = sub.add_parser("stop", help="stop a job and archive it")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.job_commands", "stop_main"))
+    c.set_defaults(func=module_command("jobs.job_commands", "stop_main"), place=HOST)
 
 
 def _shared_root_commands(sub) -> None:
     c = sub.add_parser("prepare", help="GSM8K parquet (RL + SFT) and the model on shared storage")
     c.add_argument("--force", action="store_true")
     c.add_argument("--token-stdin", action="store_true", help="HF_TOKEN on stdin (never on argv)")
-    c.set_defaults(func=module_command("data.prepare", "main"))
+    c.set_defaults(func=module_command("data.prepare", "main"), place=DATA)
 
     c = sub.add_parser("snapshot", help="an immutable verl code snapshot of MVP_VERL_SRC as CODE_ID")
     c.add_argument("--git-commit", default="", help="MVP_VERL_SRC is this commit's tree (31 --git-repo): its full sha")
     c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
     c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
     c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
-    c.set_defaults(func=module_command("jobs.snapshot", "main"))
+    c.set_defaults(func=module_command("jobs.snapshot", "main"), place=DATA)
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
-    c.set_defaults(func=module_command("core.layout", "main"))
+    c.set_defaults(func=module_command("core.layout", "main"), place=HEAD)
 
     c = sub.add_parser("settings", help="the settings contract (config/settings.contract) as docs/settings.md")
     c.add_argument("--markdown", action="store_true", required=True)
-    c.set_defaults(func=module_command("core.settings", "main"))
+    c.set_defaults(func=module_command("core.settings", "main"), place=HEAD)
 
 
 def _nightly_commands(sub) -> None:
     c = sub.add_parser("nightly", help="60_nightly_regression.sh's steps, each with its own flags")
+    c.set_defaults(place=DATA)
     _nightly_steps(c.add_subparsers(dest="step", required=True, parser_class=StepParser))
 
 
@@ -212,13 +222,13 @@ def _suite_and_notify_commands(sub) -> None:
     c = sub.add_parser("nightly-suite", help="the nightly's suite file (MVP_NIGHTLY_SUITE), checked, as the night's plan")
     c.add_argument("--only", default="", help="a comma list of the suite's job names (60's --only)")
     c.add_argument("--count", action="store_true", help="only how many jobs the night runs")
-    c.set_defaults(func=module_command("nightly.suite", "main"))
+    c.set_defaults(func=module_command("nightly.suite", "main"), place=HOST)
 
     c = sub.add_parser("notify", help="tell people how a night went (mail, webhook), once per night")
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--run-dir", help="the night's run directory (holds report.json)")
     what.add_argument("--check", action="store_true", help="only check the nightly's settings")
-    c.set_defaults(func=module_command("nightly.notify", "main"))
+    c.set_defaults(func=module_command("nightly.notify", "main"), place=HOST)
 
 
 def _detector_command(sub) -> None:
@@ -231,11 +241,12 @@ def _detector_command(sub) -> None:
     c.add_argument("--docs", default="", help="also rewrite the measured block of this page (docs/nightly.md)")
     c.add_argument("--guard", default="", help="only check the judge against this calibration (config/detector.json): "
                    "exit 1 naming each figure worse than its 95%% interval")
-    c.set_defaults(func=module_command("nightly.calibration", "main"))
+    c.set_defaults(func=module_command("nightly.calibration", "main"), place=HEAD)
 
 
 def _bisect_commands(sub) -> None:
     c = sub.add_parser("bisect", help="61_bisect_regression.sh's steps: the first commit that makes a job worse")
+    c.set_defaults(place=HOST)
     steps = c.add_subparsers(dest="step", required=True, parser_class=StepParser)
     c = _step(steps, "start", "check the input and make the bisection's directory", "nightly.bisection", "start")
     c.add_argument("--repo", default="", help="the git checkout of verl")
