@@ -140,6 +140,14 @@ docs/scripts:
 docs/troubleshooting:
 	python3 tests/test_helper/error_lines.py . --write
 
+# helpers/mvp/places.txt, where each of the helper's commands runs, is
+# generated from the place each declares beside its add_parser in
+# helpers/mvp/__main__.py; scripts/lib/helper.sh reads it without starting
+# Python, and tests/unit/helper_commands.bats fails when it is stale.
+.PHONY: helpers/mvp/places
+helpers/mvp/places:
+	python3 tests/test_helper/helper_places.py . --write
+
 # The GPU smoke that travels (docs/first-gpu-night.md): on any host with one
 # NVIDIA GPU, 2 GRPO steps of the tiny model with real verl 0.9.1 on it (one
 # worker, the local runtime); it prints s/step and peak GPU memory and refuses

@@ -528,8 +528,3 @@ def told(args, settings) -> int:
 def night(args, settings) -> int:
     kv.emit(*night_plan(settings.layout.named(args.run_dir), settings).items())
     return 0
-
-
-def main(args, settings) -> int:
-    steps = {"start": start, "next": next_main, "record": record, "finish": finish, "night": night, "told": told}
-    return steps[args.step](args, settings)

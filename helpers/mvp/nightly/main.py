@@ -1,8 +1,10 @@
-"""`nightly inputs|retention|judge --run-dir DIR`: the helper's part of
-scripts/60_nightly_regression.sh, which runs the steps. `inputs` records the
-input manifests' hashes before and after step 30 (inputs.json); `judge`
-writes plan.json from what the night did, judges the jobs and writes the
-reports."""
+"""The steps of `nightly STEP --run-dir DIR`, one function each: the
+helper's part of scripts/60_nightly_regression.sh, which runs the steps.
+`inputs` records the input manifests' hashes before and after step 30
+(inputs.json); `retention` prunes old runs and jobs; `judge` writes plan.json
+from what the night did, judges the jobs and writes the reports;
+`stop-step` draws the step the interrupted job stops after. (`control` is
+control.py's.)"""
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -115,8 +117,9 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     if pair:
         rep["control"] = pair
         control.cite(rep)
-    # A check not judged yet (passed: null) fails nothing; a candidate worse than its control fails the night.
-    rep["passed"] = not rep["failed_step"] and bool(jobs) and all(c["passed"] is not False for j in jobs for c in j["checks"]) \
+    # A failed check of any job (judge.failed_checks: one not judged yet fails nothing), or a candidate
+    # worse than its control, fails the night.
+    rep["passed"] = not rep["failed_step"] and bool(jobs) and not any(judge.failed_checks(j) for j in jobs) \
         and (pair or {}).get("verdict") != "code"
     fingerprints.add(rep, run_dir.regressions.path, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
@@ -126,25 +129,29 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     return rep
 
 
-def main(args, settings) -> int:
+def inputs_main(args, settings) -> int:
+    record_inputs(settings.layout.named(args.run_dir), args.phase, settings)
+    return 0
+
+
+def judge_main(args, settings) -> int:
     run_dir = settings.layout.named(args.run_dir)
-    regressions = run_dir.parent
-    if args.step == "inputs":
-        record_inputs(run_dir, args.phase, settings)
-        return 0
-    if args.step == "judge":
-        rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
-        index.write(regressions, rep, settings.nightly_history)
-        kv.emit(("summary", rep["summary"]))
-        return 0 if rep["passed"] else 1
-    if args.step == "control":
-        return control.main(args, settings)
-    if args.step == "stop-step":
-        step, low, high = resume.stop_step(settings.jobs_dir, args.reference)
-        kv.emit(("stop_at_step", step), ("drawn_from", f"{low}-{high}"))
-        return 0
-    if args.step == "retention":
-        retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5),
-                        settings.cluster_name)
-        return 0
-    return 2
+    rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
+    index.write(run_dir.parent, rep, settings.nightly_history)
+    kv.emit(("summary", rep["summary"]))
+    return 0 if rep["passed"] else 1
+
+
+def stop_step_main(args, settings) -> int:
+    # --run-dir is checked as every step's is, though the draw reads only the reference's job.
+    settings.layout.named(args.run_dir)
+    step, low, high = resume.stop_step(settings.jobs_dir, args.reference)
+    kv.emit(("stop_at_step", step), ("drawn_from", f"{low}-{high}"))
+    return 0
+
+
+def retention_main(args, settings) -> int:
+    regressions = settings.layout.named(args.run_dir).parent
+    retention.prune(regressions, settings.jobs_dir, settings.nightly_keep, Dashboard(settings.dashboard_url, timeout=5),
+                    settings.cluster_name)
+    return 0
