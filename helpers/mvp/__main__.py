@@ -188,10 +188,11 @@ def _nightly_step(steps, name: str, help_: str, module: str, function: str) -> a
 
 
 def _nightly_steps(steps) -> None:
-    c = _nightly_step(steps, "inputs", "the input manifests' hashes (inputs.json)", "nightly.main", "inputs_main")
+    c = _nightly_step(steps, "inputs", "the input manifests' hashes, before and after step 30", "nightly.main",
+                      "inputs_main")
     c.add_argument("--phase", choices=("before", "after"), help="before or after step 30")
     _nightly_step(steps, "retention", "what the nightly keeps of old runs and jobs", "nightly.main", "retention_main")
-    _judge_flags(_nightly_step(steps, "judge", "plan.json from what the night did, the jobs judged, the reports",
+    _judge_flags(_nightly_step(steps, "judge", "the night's plan from what it did, the jobs judged, the reports",
                                "nightly.main", "judge_main"))
     c = _nightly_step(steps, "stop-step", "the step the interrupted job stops after, drawn at random",
                       "nightly.main", "stop_step_main")
