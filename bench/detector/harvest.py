@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mvp.core import metrics
 from mvp.jobs import fingerprint
-from mvp.nightly import suite
+from mvp.nightly import calibration, suite
 from mvp.worker import fsutil
 from mvp.worker.jobdir import JobDir
 
@@ -62,12 +62,6 @@ def suite_words(suite_file: Path) -> dict:
     return out
 
 
-def profile_digest(profile: str) -> str:
-    """sha256 of templates/profiles/PROFILE.yaml as the night ran it; empty without one."""
-    path = REPO / "templates/profiles" / f"{profile}.yaml"
-    return hashlib.sha256(path.read_bytes()).hexdigest() if profile and path.is_file() else ""
-
-
 def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: str, commit: str, source: str) -> list:
     report = fsutil.read_json(run_dir / "report.json")
     out = []
@@ -87,7 +81,7 @@ def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: 
             "recorded_at": report["started_at"], "host": socket.gethostname(), "job": job["name"],
             "workload": job.get("workload"), "planted": planted or None, "plant_commit": commit or None,
             "code_id": report.get("code_id"), "data_source": source, "profile": os.environ.get("MVP_TRAINER_PROFILE", ""),
-            "profile_sha256": profile_digest(os.environ.get("MVP_TRAINER_PROFILE", "")),
+            "profile_sha256": calibration.profile_sha256(os.environ.get("MVP_TRAINER_PROFILE", "")),
             **words.get(job["name"], {}),
             "fingerprint": flat,
             "load": load_during(samples, (result.get("start_time_ms") or 0) / 1000, (result.get("end_time_ms") or 0) / 1000),
