@@ -56,15 +56,16 @@ driver_keeper() {
   mvp_wait_until 5 "the driver's kept copy" test -e "$JD/logs/driver.live.log"
 }
 
-# node_keeper EVERY_S GRACE_S: keep_node over $LOGS for job 02000000, as NodeKeeper runs it.
+# node_keeper EVERY_S GRACE_S: keep_node over $LOGS for job 02000000, as
+# NodeKeeper runs it (the node's versions written once it holds the lock).
 node_keeper() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp.worker import log_keeper, redact
+from mvp.worker import log_keeper, redact, runenv
 jd, logs, every, grace = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 log_keeper.keep_node(logs, jd + "/logs/nodes/10.0.0.7", "02000000",
                      log_keeper.node_job_over(jd + "/logs/driver.live.log", grace), every,
                      redact.Redactor(redact.secret_values({"MY_API_TOKEN": "s3cret-value-42"})),
-                     jd + "/logs/.archiving")' "$JD" "$LOGS" "$1" "$2" 3>&- &
+                     jd + "/logs/.archiving", first=lambda: runenv.write_node(jd, "10.0.0.7"))' "$JD" "$LOGS" "$1" "$2" 3>&- &
   NODE_KEEPER=$!
   PIDS+=("$NODE_KEEPER")
 }
@@ -127,7 +128,7 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   done
 }
 
-@test "node keeper: a worker that outlives the job's end by the grace time gets its last copy anyway; none is made once archiving has begun" {
+@test "node keeper: a worker that outlives the job's end by the grace time gets its last copy anyway; none is made, nor the node's versions written, once archiving has begun" {
   driver_keeper
   writer aaaa 02000000 ""
   node_keeper 0.5 1
@@ -139,11 +140,12 @@ copied() { grep -q "^step:$2 " "$JD/logs/nodes/10.0.0.7/$1" 2>/dev/null; }
   local copy=$JD/logs/nodes/10.0.0.7/worker-aaaa-02000000-$w.out
   copied "worker-aaaa-02000000-$w.out" 12
   sed 's/s3cret-value-42/***/' "$LOGS/worker-aaaa-02000000-$w.out" | cmp -n "$(stat -c %s "$copy")" - "$copy"
+  jq -e '.ip == "10.0.0.7"' "$JD/logs/env/node-10.0.0.7.json"
   # Archiving began: a keeper started now leaves the job directory as it is.
-  rm -rf "$JD/logs/nodes"
+  rm -rf "$JD/logs/nodes" "$JD/logs/env"
   : >"$JD/logs/.archiving"
   driver_keeper
   node_keeper 0.5 60
   mvp_wait_until 5 "the node keeper ended" no_process "$NODE_KEEPER"
-  [[ ! -e $JD/logs/nodes ]]
+  [[ ! -e $JD/logs/nodes && ! -e $JD/logs/env ]]
 }

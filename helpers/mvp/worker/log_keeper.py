@@ -256,15 +256,20 @@ def writers_alive(names) -> bool:
     return any(started(int(name[:-4].rsplit("-", 1)[1])) is not None for name in names)
 
 
-def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: float, redactor, closed: str) -> None:
+def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: float, redactor, closed: str,
+              first=None) -> None:
     """Copies the job's worker logs of this node into dst_dir (one file each,
     same name), whole lines, every every_s seconds until job_over(names)
     says so; then the rest. Holds an exclusive flock on dst_dir meanwhile
     (wait_until_done), and copies nothing when `closed` exists (archiving
-    has begun: the job directory is final)."""
+    has begun: the job directory is final). first(), when given, runs once
+    the lock is held: what else the keeper writes into the job directory
+    (the node's versions) is written before archiving, or not at all."""
     lock = _lock_node_dir(dst_dir, closed)
     if lock is None:
         return
+    if first:
+        first()
     known, pos, outs, t0, due = {}, {}, {}, time.monotonic(), sync_times(every_s)
     next_at = 0.0
     try:
@@ -353,11 +358,11 @@ class NodeKeeper:
                 import mvp_private_env  # beside the job's own: the masked values come from Ray's GCS store
                 mvp_private_env.load_in_worker()
             node = ray._private.worker._global_node  # this worker's node: its session logs, its address
-            runenv.write_node(job_dir, node.node_ip_address)
-            jd = JobDir(job_dir)
-            keep_node(node.get_logs_dir_path(), str(jd.node_copy(node.node_ip_address)), job_hex,
+            ip, jd = node.node_ip_address, JobDir(job_dir)
+            keep_node(node.get_logs_dir_path(), str(jd.node_copy(ip)), job_hex,
                       node_job_over(str(jd.live_log)), every_s,
-                      redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed))
+                      redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed),
+                      first=lambda: runenv.write_node(job_dir, ip))
         finally:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
@@ -411,10 +416,10 @@ def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, no
     import ray
     jd = JobDir(job_dir)
     ip = ray._private.worker._global_node.node_ip_address  # as NodeKeeper reads its node's
-    runenv.write_node(job_dir, ip)
     own = threading.Thread(name=node_id, target=keep_node, args=(
         logs_dir, str(jd.node_copy(ip)), job_hex, node_job_over(str(jd.live_log)), every_s,
-        redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed)))
+        redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed)),
+        kwargs={"first": lambda: runenv.write_node(job_dir, ip)})
     own.start()
     return own
 
