@@ -78,11 +78,11 @@ def _cluster_commands(sub) -> None:
     c.add_argument("--head", action="store_true", help="only the head")
     c.add_argument("--replaced", default="", help="comma list of node ids that must be gone")
     c.add_argument("--timeout", type=float)
-    c.set_defaults(func=module_command("jobs.ray_nodes", "wait_main"), place=HOST)
+    c.set_defaults(func=module_command("cluster.ray_nodes", "wait_main"), place=HOST)
 
     c = sub.add_parser("node-ids", help="alive node ids at these addresses")
     c.add_argument("ips", nargs="*")
-    c.set_defaults(func=module_command("jobs.ray_nodes", "node_ids_main"), place=HOST)
+    c.set_defaults(func=module_command("cluster.ray_nodes", "node_ids_main"), place=HOST)
 
 
 def _submit_commands(sub) -> None:
@@ -157,7 +157,7 @@ def _shared_root_commands(sub) -> None:
     c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
     c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
     c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
-    c.set_defaults(func=module_command("jobs.snapshot", "main"), place=DATA)
+    c.set_defaults(func=module_command("jobs.code_snapshot", "main"), place=DATA)
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
     c.set_defaults(func=module_command("core.layout", "main"), place=HEAD)

@@ -49,7 +49,7 @@ mvp::rt::addresses() {
 import sys
 import time
 
-from mvp.jobs.ray_nodes import describe
+from mvp.cluster.ray_nodes import describe
 from mvp.core.dashboard import Dashboard
 
 url, want, timeout, head_only = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"

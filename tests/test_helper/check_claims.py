@@ -18,7 +18,7 @@ is true:
   NAME=N constant in the script, in a scripts/lib function it calls (through
   the call graph) or, when it calls the Python helper, in helpers/mvp;
 - `python -m mvp COMMAND` names a command of the helper;
-- a repository path a page names (`helpers/mvp/jobs/ray_nodes.py`, `config/nightly.yaml`)
+- a repository path a page names (`helpers/mvp/cluster/ray_nodes.py`, `config/nightly.yaml`)
   exists, but for patterns, make targets and NOT_IN_REPO;
 - "the v1.1 runbook spec, point N" (in a page or the code) is a point of docs/spec.md;
 - docs/settings.md has each setting once; docs/testing.md's table names each
@@ -536,8 +536,8 @@ def check_internal_flags(repo: Path, page: Path, internal: dict, problems: list)
 # A file's key a page names ("the manifest's `git_commit`"), and the code that writes that file.
 FILE_KEY = re.compile(r"\b(manifest|MANIFEST\.json|fingerprint\.json|result\.json)(?:'s)? `([a-z_][a-z0-9_]*)`")
 FILE_WRITERS = {
-    "manifest": ("helpers/mvp/jobs/snapshot.py", "helpers/mvp/data/prepare.py"),
-    "MANIFEST.json": ("helpers/mvp/jobs/snapshot.py", "helpers/mvp/data/prepare.py"),
+    "manifest": ("helpers/mvp/cluster/snapshot.py", "helpers/mvp/data/prepare.py"),
+    "MANIFEST.json": ("helpers/mvp/cluster/snapshot.py", "helpers/mvp/data/prepare.py"),
     "fingerprint.json": ("helpers/mvp/jobs/fingerprint.py",),
     "result.json": ("helpers/mvp/jobs/archive.py", "helpers/mvp/worker/jobdir.py"),
 }

@@ -3,7 +3,7 @@
 # bisection searches, the binary search against a fake verdict oracle, the
 # probe's verdict from the judge's checks and figures, the one-line refusals
 # and their exit codes, --dry-run, and git snapshots (helpers/mvp/nightly/bisection.py,
-# helpers/mvp/jobs/snapshot.py). The end-to-end run is tests/integration/bisect.bats.
+# helpers/mvp/cluster/snapshot.py). The end-to-end run is tests/integration/bisect.bats.
 
 setup() {
   load ../test_helper/common

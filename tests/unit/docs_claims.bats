@@ -122,7 +122,7 @@ templates/jobspecs/ppo.yaml:1: cites the spec's point 99; docs/spec.md has none"
   assert_output "docs/faults.md:$((n - 5)): writes 70_render_sbatch.sh with FLAGS after SCRIPT, where every word is SCRIPT's own; its flags go before SCRIPT
 docs/faults.md:$((n - 5)): writes 70_render_sbatch.sh with --out after SCRIPT, where every word is SCRIPT's own; its flags go before SCRIPT
 docs/faults.md:$((n - 4)): gives --check-only, a flag of the helper's submit that no numbered script takes
-docs/faults.md:$((n - 3)): names the manifest key commit, which helpers/mvp/jobs/snapshot.py or helpers/mvp/data/prepare.py never writes
+docs/faults.md:$((n - 3)): names the manifest key commit, which helpers/mvp/cluster/snapshot.py or helpers/mvp/data/prepare.py never writes
 docs/faults.md:$((n - 2)): says the third night is the first judged; with MVP_NIGHTLY_MIN_HISTORY 3 good nights before it, it is the fourth
 docs/faults.md:$((n - 1)): says make test-unit runs after make setup; it runs after setup-tests
 docs/faults.md:$n: gives make gpu-bundle MAXMIB=, which its recipe does not read

@@ -35,7 +35,7 @@ setup() {
 
 # The groups of helpers/mvp/, lowest first (docs/ARCHITECTURE.md's picture);
 # jobs and data are peers. __main__ is the package's own top-level files.
-LAYERS=(worker core jobs,data nightly render __main__)
+LAYERS=(worker core cluster jobs,data nightly render __main__)
 
 # picture_groups FILE: the groups docs/ARCHITECTURE.md's picture of helpers/mvp/
 # draws, top to bottom, one line (the code block after "One folder per place

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# What a code snapshot records of git (helpers/mvp/jobs/snapshot.py _git): the
+# What a code snapshot records of git (helpers/mvp/cluster/snapshot.py _git): the
 # commit of the checkout a source tree belongs to, only when git tracks it.
 
 setup() {
@@ -16,7 +16,7 @@ setup() {
 git_facts() {
   env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'import json, sys
 from pathlib import Path
-from mvp.jobs import snapshot
+from mvp.cluster import snapshot
 print(json.dumps(snapshot._git(Path(sys.argv[1]))))' "$1"
 }
 
@@ -34,7 +34,7 @@ print(json.dumps(snapshot._git(Path(sys.argv[1]))))' "$1"
   assert_success
   jq -e '.git_commit == null and .git_dirty == null' <<<"$output"
   run env PYTHONPATH="$MVP_REPO/helpers" python3 -c 'from pathlib import Path
-from mvp.jobs import snapshot
+from mvp.cluster import snapshot
 print(snapshot.default_id(Path("."), "ab" * 32, snapshot._git(Path("'"$REPO/cache/verl"'"))))'
   assert_output "src-abababababab"
 }

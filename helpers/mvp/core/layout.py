@@ -2,11 +2,15 @@
 shared-layout.txt is generated from DIRECTORIES (`python -m mvp layout`, a
 unit test keeps the two equal); bash reads paths from that file through
 mvp::config::layout, so no path is spelled twice."""
+import re
 from pathlib import Path
 
 from ..worker.errors import MvpError
 from ..worker.jobdir import FILES as JOB_FILES
 from .rundir import FILES as RUN_FILES, file_name
+
+# An id that names a directory of the shared root (a job's, a code snapshot's).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 # (name, path relative to the shared root, what it holds): 00_prereq_check.sh
 # creates every one of these that is missing.
@@ -66,6 +70,12 @@ class Layout:
 
     def model(self, model_id: str) -> Path:
         return self.root / _PATHS["models"] / model_id
+
+
+def check_id(value: str, field: str) -> str:
+    if not ID_PATTERN.match(value):
+        raise MvpError(f"{field}: '{value}' is not a valid id; use 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    return value
 
 
 def render() -> str:

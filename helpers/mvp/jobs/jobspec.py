@@ -7,9 +7,9 @@ from typing import Any
 from jobenv import mvp_private_env
 
 from . import cmdline, workloads
+from ..core.layout import check_id
 from ..worker.errors import MvpError
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OVERRIDE_KEY = re.compile(r"^\+{0,2}[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -118,12 +118,6 @@ def load_yaml(text: str, name: str) -> dict:
     if not isinstance(data, dict):
         raise MvpError(f"{name}: must be a YAML mapping")
     return data
-
-
-def check_id(value: str, field: str) -> str:
-    if not ID_PATTERN.match(value):
-        raise MvpError(f"{field}: '{value}' is not a valid id; use 1-128 of A-Z a-z 0-9 . _ - starting with a letter or digit")
-    return value
 
 
 def check_retries(value, where: str) -> None:

@@ -17,7 +17,7 @@ from ..worker import kv
 from ..core.dashboard import Dashboard
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
-from .jobspec import check_id
+from ..core.layout import check_id
 from ..worker.redact import Redactor
 from .status import last_known
 

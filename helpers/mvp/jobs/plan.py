@@ -9,11 +9,12 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, snapshot, tracking, verl_release, workloads
+from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, tracking, verl_release, workloads
+from ..cluster import snapshot
 from ..worker import redact
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
-from .jobspec import check_id
+from ..core.layout import check_id
 from ..core.layout import Layout
 from ..core.settings import Settings
 from .workloads import Workload

@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 
 from pathlib import Path
 
-from . import archive, progress, ray_nodes
+from . import archive, progress
+from ..cluster import ray_nodes
 from ..worker import jobdir
 from .chain import chain_of, chain_text, resumed_from
 from ..core.dashboard import Dashboard

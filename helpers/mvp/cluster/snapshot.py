@@ -14,12 +14,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil, kv
+from ..worker import fsutil
 from ..core import log
-from . import workloads
 from ..worker.errors import MvpError
-from .jobspec import check_id
-from ..core.layout import Layout
+from ..core.layout import Layout, check_id
 
 EXCLUDED_DIRS = {".git", "__pycache__", "build", "dist", ".eggs", ".pytest_cache", ".mypy_cache", ".tox", ".venv"}
 EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".so", ".o")
@@ -100,7 +98,7 @@ def default_id(src: Path, digest: str, git: dict) -> str:
 def create(src: Path, shared_root: Path, code_id: str, commit: Optional[dict] = None) -> Path:
     """The snapshot of src under code_id (default: default_id), or the
     existing one when it holds the same content. commit: src is the tree of
-    that git commit (31 --git-repo), as git_facts gives it."""
+    that git commit (31 --git-repo), as the snapshot command's git_facts gives it."""
     if not (src / "verl" / "__init__.py").is_file():
         if commit:
             raise MvpError(f"commit {commit['git_commit']} of {commit['source_path']} is not a verl source tree "
@@ -177,34 +175,3 @@ def _seal(tmp: Path, code_id: str, manifest: dict) -> None:
     (tmp / MARKER_FILE).write_text(f'"""Which code snapshot this is (written by 31_snapshot_verl_code.sh)."""\n'
                                    f'MARKER = "{code_id}"\n')
     fsutil.write_json(tmp / MANIFEST, manifest)
-
-
-def derive_preflight_facts(target: Path, settings) -> None:
-    """What the preflight needs from the snapshot's config (a Hydra compose,
-    about a second each) is derived now, once: submissions then read it."""
-    from . import preflight
-    for module in workloads.trainer_modules():
-        try:
-            snap = preflight.SnapshotConfig(target, module, settings.layout.preflight, label=target.name)
-        except MvpError as exc:
-            log.warn(f"{exc} (jobs of {module} will be refused by the preflight)")
-            continue
-        where = snap.reward_key()
-        log.info(f"preflight facts of {target.name} {module}: config '{snap.config_name}', {len(snap.keys)} keys"
-                 + (f", reward function read from {where}" if where else ""))
-
-
-def git_facts(args) -> Optional[dict]:
-    """What 31 --git-repo found (the commit's full sha and subject, the rev
-    asked for), for the manifest; None for a plain tree."""
-    if not args.git_commit:
-        return None
-    return {"source_path": args.git_repo, "git_commit": args.git_commit, "git_dirty": False,
-            "git_subject": args.git_subject, "git_rev": args.git_rev, "git_toplevel": args.git_repo}
-
-
-def main(args, settings) -> int:
-    target = create(settings.verl_src, settings.shared_root, settings.code_id, git_facts(args))
-    derive_preflight_facts(target, settings)
-    kv.emit(("code_id", target.name))
-    return 0
