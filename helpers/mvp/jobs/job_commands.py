@@ -4,7 +4,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import archive, ckpt_keep, job_wait, node_access
+from . import archive, job_wait, node_access
+from .spec import ckpt_keep
 from ..cluster import cluster_registry
 from ..worker import jobdir, kv
 from ..core import log

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import admission, bundle, fingerprint, gpus, jobspec, trainer_profile
+from . import admission, bundle, fingerprint, gpus
+from .spec import jobspec, trainer_profile
 from ..worker import fsutil, jobdir, kv, redact
 from ..core import log
-from . import plan as plan_mod
+from .spec import plan as plan_mod
 from ..core.dashboard import Dashboard
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir

@@ -4,7 +4,8 @@ import re
 import shlex
 from pathlib import Path
 
-from ..jobs import bundle, ckpt_keep, fingerprint, resumed, workloads
+from ..jobs import bundle, fingerprint, resumed
+from ..jobs.spec import ckpt_keep, workloads
 from ..jobs.chain import chain_of, resumed_from
 from ..worker.jobdir import JobDir
 from ..core.layout import Layout

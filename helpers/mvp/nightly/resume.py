@@ -23,7 +23,8 @@ directories alone:
 import random
 from pathlib import Path
 
-from ..jobs import ckpt_keep, resumed, workloads
+from ..jobs.spec import ckpt_keep, workloads
+from ..jobs import resumed
 from ..jobs.chain import chain_text, resumed_from
 from ..worker import fsutil
 from ..worker.errors import MvpError

@@ -10,18 +10,17 @@ from pathlib import Path
 from jobenv import mvp_private_env
 
 from . import cmdline, epoch_boundary, preflight, rewards, trainer_profile, tracking, verl_release, workloads
-from ..cluster import snapshot
-from ..worker import redact
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core.layout import check_id
-from ..core.layout import Layout
-from ..core.settings import Settings
+from ...cluster import snapshot
+from ...worker import redact
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core.layout import Layout, check_id
+from ...core.settings import Settings
 from .workloads import Workload
 
-LAUNCHER = Path(__file__).parents[1] / "worker" / "launch.py"
+LAUNCHER = Path(__file__).parents[2] / "worker" / "launch.py"
 # On a job's PYTHONPATH when it has private variables: mvp_private_env.py.
-JOB_ENV_DIR = Path(__file__).parents[2] / "jobenv"
+JOB_ENV_DIR = Path(__file__).parents[3] / "jobenv"
 
 class Plan:
     """What one submission is made of. (A plain class: dataclasses costs 8 ms

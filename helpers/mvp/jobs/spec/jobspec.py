@@ -7,8 +7,8 @@ from typing import Any
 from jobenv import mvp_private_env
 
 from . import cmdline, workloads
-from ..core.layout import check_id
-from ..worker.errors import MvpError
+from ...core.layout import check_id
+from ...worker.errors import MvpError
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OVERRIDE_KEY = re.compile(r"^\+{0,2}[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

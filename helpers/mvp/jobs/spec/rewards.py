@@ -28,8 +28,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil
-from ..worker.errors import MvpError
+from ...worker import fsutil
+from ...worker.errors import MvpError
 
 CACHE_VERSION = 1
 SCORE_FILE = "verl/utils/reward_score/__init__.py"

@@ -11,14 +11,14 @@ import json
 from pathlib import Path
 
 from . import jobspec
-from ..core import settings
-from ..worker.errors import MvpError
+from ...core import settings
+from ...worker.errors import MvpError
 
 # MVP_TRAINER_PROFILE's values: config/settings.contract lists them (config.sh checks a setting against them).
 PROFILES = settings.choices("MVP_TRAINER_PROFILE")
 # The profiles that train on GPUs, and so need accelerators Ray detected.
 GPU_PROFILES = ("gpu", "gpu-smoke")
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 PROFILE_DIR = REPO / "templates" / "profiles"
 # On a cpu or gpu-smoke job's PYTHONPATH (after the snapshot): mvp_verl_cpu.
 CPU_EXTENSIONS_DIR = REPO / "helpers" / "verl_cpu"

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 from . import ckpt_keep
-from ..core import log
-from ..worker.jobdir import JobDir
-from ..worker.errors import MvpError
+from ...core import log
+from ...worker.jobdir import JobDir
+from ...worker.errors import MvpError
 
 KEY = "trainer.logger"
 CONSOLE = "console"

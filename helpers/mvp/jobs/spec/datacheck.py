@@ -35,8 +35,8 @@ import json
 import os
 from pathlib import Path
 
-from ..worker import fsutil
-from ..worker.errors import MvpError
+from ...worker import fsutil
+from ...worker.errors import MvpError
 
 CACHE_VERSION = 1
 # verl 0.9.1's defaults: trainer/config/data/legacy_data.yaml:27,35,83 and

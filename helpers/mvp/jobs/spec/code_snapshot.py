@@ -4,10 +4,10 @@ it once, for the submissions that read them."""
 from pathlib import Path
 from typing import Optional
 
-from ..cluster import snapshot
-from ..core import log
-from ..worker import kv
-from ..worker.errors import MvpError
+from ...cluster import snapshot
+from ...core import log
+from ...worker import kv
+from ...worker.errors import MvpError
 from . import preflight, workloads
 
 

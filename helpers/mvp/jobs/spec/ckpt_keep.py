@@ -20,8 +20,8 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from ..core import log
-from ..worker.jobdir import JobDir
+from ...core import log
+from ...worker.jobdir import JobDir
 from .workloads import WORKLOADS
 
 TRACKER = "latest_checkpointed_iteration.txt"

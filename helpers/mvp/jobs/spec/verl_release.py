@@ -16,12 +16,12 @@ its entry point, its data) still refuse what verl itself would refuse."""
 import re
 from pathlib import Path
 
-from ..worker.errors import MvpError
+from ...worker.errors import MvpError
 
 # The releases the tiers train (docs/versions.md: how each is tested).
 TESTED = ("0.9.0", "0.9.1")
 VERSION_FILE = "verl/version/version"
-CPU_LAYER = Path(__file__).resolve().parents[2] / "verl_cpu" / "mvp_verl_cpu"
+CPU_LAYER = Path(__file__).resolve().parents[3] / "verl_cpu" / "mvp_verl_cpu"
 # sysexits' EX_UNAVAILABLE: the exit code of the refusal below (40-44 pass it
 # on), by which 61 skips the commit, as one the runbook cannot test.
 UNSERVED_EXIT = 69

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil
-from ..worker.errors import MvpError
+from ...worker import fsutil
+from ...worker.errors import MvpError
 
 CACHE_VERSION = 1
 # Plain override values whose grammar is certain (hydra/grammar/OverrideLexer.g4):
@@ -358,10 +358,10 @@ def check(code_path: Path, module: str, overrides: list, cache_dir: Optional[Pat
 
 
 def main(argv: Optional[list] = None) -> int:
-    """python -m mvp.jobs.preflight CODE_PATH MODULE [--cache-dir DIR] [--reward-key] [OVERRIDE...]"""
+    """python -m mvp.jobs.spec.preflight CODE_PATH MODULE [--cache-dir DIR] [--reward-key] [OVERRIDE...]"""
     import argparse
     import sys
-    p = argparse.ArgumentParser(prog="python -m mvp.jobs.preflight", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mvp.jobs.spec.preflight", description=__doc__.split("\n")[0])
     p.add_argument("code_path", type=Path)
     p.add_argument("module", help="the entrypoint, e.g. verl.trainer.main_ppo")
     p.add_argument("--cache-dir", type=Path)

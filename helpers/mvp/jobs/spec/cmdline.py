@@ -16,7 +16,7 @@ import re
 import shlex
 
 from . import workloads
-from ..worker.errors import MvpError
+from ...worker.errors import MvpError
 
 PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.[0-9]+)?)?\Z")
 MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ..worker.jobdir import JobDir
-from ..worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...worker.errors import MvpError
 
 ISSUE = "https://github.com/verl-project/verl/issues/7401"
 # SFT's tqdm bar over the dataloader: `Epoch 1/2:  50%|...| 2/4 [` (total: steps per epoch).
