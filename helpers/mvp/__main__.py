@@ -49,10 +49,10 @@ def _submit(args, s):
     """`submit`: with --via cli, Ray's CLI starts before the submit module
     is even imported; its ~1.4 s of imports overlap everything the runbook
     checks (ray_cli)."""
-    from .jobs import ray_cli
+    from .jobs.sending import ray_cli
     cli = ray_cli.start() if args.via == "cli" and not args.check_only else None
     import importlib
-    return importlib.import_module("mvp.jobs.submit").main(args, s, cli)
+    return importlib.import_module("mvp.jobs.sending.submit").main(args, s, cli)
 
 
 def parser() -> argparse.ArgumentParser:

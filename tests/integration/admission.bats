@@ -88,7 +88,7 @@ three_queued_at_once() {
   # process has exited, some tenths of a second after it released its
   # placement groups (0.42 s in one CI run), and a queued submitter hands its
   # job to Ray within ~0.1 s of being admitted (its Ray CLI is imported
-  # already: helpers/mvp/jobs/ray_cli.py).
+  # already: helpers/mvp/jobs/sending/ray_cli.py).
   local prev_start=0 start end
   while read -r start end; do
     ((start > prev_start)) || { echo "two jobs started at the same time ($start)"; return 1; }

@@ -1,4 +1,4 @@
-"""One admission (helpers/mvp/jobs/admission.py) against a fake cluster kept in a
+"""One admission (helpers/mvp/jobs/sending/admission.py) against a fake cluster kept in a
 JSON file, for the unit tier: no Ray. The state file holds {"total": GPUs,
 "jobs": [{submission_id, job_id, status}], "pgs": {job_id: GPUs}}; the
 admitted body "submits" by adding the job to it as PENDING (under the
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from mvp.jobs import admission
+from mvp.jobs.sending import admission
 from mvp.worker.errors import MvpError
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Admission (helpers/mvp/jobs/admission.py) against a fake cluster in a JSON file:
+# Admission (helpers/mvp/jobs/sending/admission.py) against a fake cluster in a JSON file:
 # the lock makes check-and-submit one step, claims count a job Ray took before
 # its placement groups exist, --queue is first come first served, and nothing
 # stale blocks later submissions. The real-Ray cases are in

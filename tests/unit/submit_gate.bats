@@ -3,7 +3,7 @@
 # submit anything before the checks, the admission step and the private-
 # variable store are done: its process imports Ray's CLI, then waits for its
 # words on stdin, and reads the runtime_env from a pipe (/dev/fd/N); both
-# are written only after before_submit() returned (helpers/mvp/jobs/ray_cli.py,
+# are written only after before_submit() returned (helpers/mvp/jobs/sending/ray_cli.py,
 # submit._submit_cli). A stand-in CLI records when it started, when its
 # words and the runtime_env arrived, and what they were; the last test runs
 # the real module against Ray's own CLI.
@@ -13,7 +13,7 @@ setup() {
   STUB=$BATS_TEST_TMPDIR/ray
   cat >"$STUB" <<'SH'
 #!/usr/bin/env bash
-# Records its start, waits for its words as mvp.jobs.ray_cli does, then reads the
+# Records its start, waits for its words as mvp.jobs.sending.ray_cli does, then reads the
 # --runtime-env file as Ray's CLI does.
 log=${STUB_LOG:?}
 echo "started $(date +%s%N)" >>"$log"
@@ -35,7 +35,7 @@ gate() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$1" <<'PY'
 import sys, time, os
 from types import SimpleNamespace
-from mvp.jobs import ray_cli, submit
+from mvp.jobs.sending import ray_cli, submit
 from mvp.worker.errors import MvpError
 from mvp.worker.redact import Redactor
 ray_cli.COMMAND = [os.environ["STUB"]]
@@ -87,13 +87,13 @@ event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
   refute_line --partial read
 }
 
-@test "mvp.jobs.ray_cli runs Ray's own CLI entry point with the words it is given, and nothing when its submitter goes away first" {
-  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.jobs.ray_cli <<<'["--version"]'
+@test "mvp.jobs.sending.ray_cli runs Ray's own CLI entry point with the words it is given, and nothing when its submitter goes away first" {
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.jobs.sending.ray_cli <<<'["--version"]'
   assert_success
   local version
   version=$("$MVP_REPO/.venv/bin/python" -c 'import ray; print(ray.__version__)')
   assert_output --partial "version $version"
-  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.jobs.ray_cli </dev/null
+  run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -m mvp.jobs.sending.ray_cli </dev/null
   assert_success
   assert_output ""
 }
@@ -101,7 +101,7 @@ event() { awk -v e="$1" '$1 == e {print $2}' "$STUB_LOG"; }
 @test "submit: a CLI let go while the job queues (release) is started afresh when the job is admitted, and only that one gets words" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" - <<'PY'
 import os, time
-from mvp.jobs import ray_cli
+from mvp.jobs.sending import ray_cli
 ray_cli.COMMAND = [os.environ["STUB"]]
 cli = ray_cli.start()
 first = cli.proc.pid
@@ -132,7 +132,7 @@ PY
   run env PYTHONPATH="$MVP_REPO/helpers" ADDRESS="http://127.0.0.1:$(<"$BATS_TEST_TMPDIR/port")" "$MVP_REPO/.venv/bin/python" - <<'PY'
 import os
 from types import SimpleNamespace
-from mvp.jobs import ray_cli, submit
+from mvp.jobs.sending import ray_cli, submit
 from mvp.worker.errors import MvpError
 from mvp.worker.redact import Redactor
 plan = SimpleNamespace(runtime_env={}, ray_cli_argv=lambda extra: [

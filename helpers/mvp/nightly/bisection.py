@@ -32,7 +32,7 @@ from typing import Optional
 
 from ..worker import fsutil, kv
 from ..core import log
-from ..jobs import admission
+from ..jobs.sending import admission
 from ..jobs.spec import verl_release
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir

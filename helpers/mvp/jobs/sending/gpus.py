@@ -6,7 +6,7 @@ verl 0.9.1 checks FREE GPUs when it starts its workers
 and fails ("Total available GPUs X is less than total desired GPUs Y") instead
 of queueing behind a job that holds them; it takes its GPUs through placement
 groups. admission.py adds the runbook's own claims to this view."""
-from ..core.dashboard import Dashboard
+from ...core.dashboard import Dashboard
 
 HOLDING = ("CREATED", "RESCHEDULING")
 

@@ -35,13 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil
+from ...worker import fsutil
 from . import gpus
-from ..core import log
-from ..core.dashboard import TERMINAL, Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core.layout import Layout
+from ...core import log
+from ...core.dashboard import TERMINAL, Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core.layout import Layout
 
 # sysexits' EX_TEMPFAIL: refused for now (GPUs held, others queued, the
 # queue's deadline passed); the same submission may pass later.

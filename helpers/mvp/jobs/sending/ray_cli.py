@@ -2,7 +2,7 @@
 
 Ray's CLI spends most of its time importing (Ray, Serve, pandas: ~1.4 s of
 a ~1.8 s `ray job submit` here) before it reads a word of its command line.
-So the submitter starts it first: `python -m mvp.jobs.ray_cli` imports the entry
+So the submitter starts it first: `python -m mvp.jobs.sending.ray_cli` imports the entry
 point the `ray` script runs (`ray.scripts.scripts.main`), then waits for its
 words on stdin. The JobSpec check, the admission step and the job directory
 happen meanwhile; once they pass, the words go down the pipe and the CLI runs
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 
-from ..worker.errors import MvpError
+from ...worker.errors import MvpError
 
 
 class WarmCli:
@@ -96,7 +96,7 @@ def _feed(fd: int, data: bytes) -> None:
 
 
 # This module run as the CLI's process; tests put a stand-in in its place.
-COMMAND = [sys.executable, "-m", "mvp.jobs.ray_cli"]
+COMMAND = [sys.executable, "-m", "mvp.jobs.sending.ray_cli"]
 
 
 def start() -> WarmCli:

@@ -15,16 +15,17 @@ from pathlib import Path
 
 from jobenv import mvp_private_env
 
-from . import admission, bundle, fingerprint, gpus
-from .spec import jobspec, trainer_profile
-from ..worker import fsutil, jobdir, kv, redact
-from ..core import log
-from .spec import plan as plan_mod
-from ..core.dashboard import Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core.layout import Layout
-from ..worker.redact import Redactor
+from . import admission, gpus
+from .. import bundle, fingerprint
+from ..spec import jobspec, trainer_profile
+from ...worker import fsutil, jobdir, kv, redact
+from ...core import log
+from ..spec import plan as plan_mod
+from ...core.dashboard import Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core.layout import Layout
+from ...worker.redact import Redactor
 
 SUBMIT_TIMEOUT_S = 120
 
@@ -143,7 +144,7 @@ def _submit(args, settings, cli) -> int:
     _record_submission(args, plan, files, dash, *submitted)
     if args.wait:
         # submission_id stays the last line: what a reader of the submitter pod's log looks for.
-        from . import job_commands
+        from .. import job_commands
         result = job_commands.wait_for(plan.submission_id, None, settings)
         return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
     return 0
