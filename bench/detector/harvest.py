@@ -17,7 +17,7 @@ import socket
 from pathlib import Path
 
 from mvp.core import metrics
-from mvp.jobs import fingerprint
+from mvp.jobs.after_sending import job_fingerprint
 from mvp.nightly import calibration, suite
 from mvp.worker import fsutil
 from mvp.worker.jobdir import JobDir
@@ -73,7 +73,7 @@ def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: 
         log = jd.driver_log_text() or ""
         result = jd.read_result({}) or {}
         fp = fsutil.read_json(jd.fingerprint, {}) or {}
-        flat = {k: v for k, v in fingerprint.flatten(fp).items() if not k.startswith("package.")} if fp else {}
+        flat = {k: v for k, v in job_fingerprint.flatten(fp).items() if not k.startswith("package.")} if fp else {}
         rows = [{k: rounded(v) for k, v in row.items() if isinstance(v, float)} for row in metrics.step_lines(log)]
         regression = next((c for c in job["checks"] if c["name"] == "regression"), {})
         out.append({

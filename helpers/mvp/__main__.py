@@ -118,32 +118,32 @@ def _submit_commands(sub) -> None:
 def _job_commands(sub) -> None:
     c = sub.add_parser("retry-from", help="where a failed job's chain goes on from (--retry): JOB/global_step_N")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.retry", "main"), place=HEAD)
+    c.set_defaults(func=module_command("jobs.after_sending.retry", "main"), place=HEAD)
 
     c = sub.add_parser("resumed", help="the check `resumed` of a resumed job (first step, data position), as JSON")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.resumed", "main"), place=HEAD)
+    c.set_defaults(func=module_command("jobs.after_sending.resumed_check", "main"), place=HEAD)
 
     c = sub.add_parser("wait", help="wait for a job to end and archive it")
     c.add_argument("submission_id")
     c.add_argument("--timeout", type=float)
     c.add_argument("--retry-point", action="store_true",
                    help="a job that ended FAILED or LOST: also answer resume_from= (where --retry goes on)")
-    c.set_defaults(func=module_command("jobs.job_commands", "wait_main"), place=HOST)
+    c.set_defaults(func=module_command("jobs.after_sending.wait_logs_stop", "wait_main"), place=HOST)
 
     c = sub.add_parser("reconcile", help="archive as LOST the jobs of a cluster that went away")
-    c.set_defaults(func=module_command("jobs.job_commands", "reconcile_main"), place=HOST)
+    c.set_defaults(func=module_command("jobs.after_sending.wait_logs_stop", "reconcile_main"), place=HOST)
 
     c = sub.add_parser("logs", help="a job's driver log")
     c.add_argument("submission_id")
     c.add_argument("--follow", action="store_true")
     c.add_argument("--steps", action="store_true", help="verl's step metrics as a table, not the log")
     c.add_argument("--json", action="store_true", help="with --steps: every metric of every step, as JSON")
-    c.set_defaults(func=module_command("jobs.job_commands", "logs_main"), place=HOST)
+    c.set_defaults(func=module_command("jobs.after_sending.wait_logs_stop", "logs_main"), place=HOST)
 
     c = sub.add_parser("stop", help="stop a job and archive it")
     c.add_argument("submission_id")
-    c.set_defaults(func=module_command("jobs.job_commands", "stop_main"), place=HOST)
+    c.set_defaults(func=module_command("jobs.after_sending.wait_logs_stop", "stop_main"), place=HOST)
 
 
 def _shared_root_commands(sub) -> None:

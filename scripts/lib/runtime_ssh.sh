@@ -184,7 +184,7 @@ mvp::rt::node_ray_dirs() {
 # Ray address (nodeI_ip) and the argv of mvp::rt::ssh_argv that enters it, as
 # words (nodeI_argc, nodeI_arg_N: mvp::kv::emit_words). When a job's driver
 # node lost its Ray but still answers over ssh, the helper
-# (helpers/mvp/jobs/node_access.py reads them, archive.py runs them) reads the
+# (helpers/mvp/jobs/after_sending/node_access.py reads them, archive.py runs them) reads the
 # driver's log from the node's own Ray log directory: the ssh rule stays here.
 mvp::rt::node_log_ssh() {
   local i ip

@@ -46,9 +46,9 @@ setup() {
   run "$MVP_REPO/.venv/bin/python" -c 'import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from mvp.jobs import chain, resumed
+from mvp.jobs.after_sending import chain, resumed_check
 jobs = Path(sys.argv[2])
-print(json.dumps(resumed.check(jobs, sys.argv[3], chain.before(jobs, sys.argv[3]))))' \
+print(json.dumps(resumed_check.check(jobs, sys.argv[3], chain.before(jobs, sys.argv[3]))))' \
     "$MVP_REPO/helpers" "$SHARED_ROOT/jobs" "$first-r1"
   jq -e --arg f "$first" '.passed == true and .evidence == "first logged step 3 = \($f)/global_step_2 + 1; the prompts of its 256 samples of step 3 are those \($f) trained at step 3"' <<<"$output" || { echo "resumed: $output"; false; }
   # Different steps train different prompts: the check compares something.

@@ -84,13 +84,13 @@ step_metric() { steps_json "$1" | jq -r --argjson s "$2" --arg k "$3" '.[] | sel
 # steps ID: the step numbers of verl's metric lines, in order.
 steps() { steps_json "$1" | jq -r '[.[].step] | map(tostring) | join(" ")'; }
 
-# resumed_check ID: the check `resumed` of job ID (helpers/mvp/jobs/resumed.py), as JSON.
+# resumed_check ID: the check `resumed` of job ID (helpers/mvp/jobs/after_sending/resumed_check.py), as JSON.
 resumed_check() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import json, sys
 from pathlib import Path
-from mvp.jobs import chain, resumed
+from mvp.jobs.after_sending import chain, resumed_check
 jobs = Path(sys.argv[1])
-print(json.dumps(resumed.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$SHARED_ROOT/jobs" "$1"
+print(json.dumps(resumed_check.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$SHARED_ROOT/jobs" "$1"
 }
 
 assert_real_verl_ran() {

@@ -538,8 +538,8 @@ FILE_KEY = re.compile(r"\b(manifest|MANIFEST\.json|fingerprint\.json|result\.jso
 FILE_WRITERS = {
     "manifest": ("helpers/mvp/cluster/snapshot.py", "helpers/mvp/data/prepare.py"),
     "MANIFEST.json": ("helpers/mvp/cluster/snapshot.py", "helpers/mvp/data/prepare.py"),
-    "fingerprint.json": ("helpers/mvp/jobs/fingerprint.py",),
-    "result.json": ("helpers/mvp/jobs/archive.py", "helpers/mvp/worker/jobdir.py"),
+    "fingerprint.json": ("helpers/mvp/jobs/after_sending/job_fingerprint.py",),
+    "result.json": ("helpers/mvp/jobs/after_sending/archive.py", "helpers/mvp/worker/jobdir.py"),
 }
 
 

@@ -1,5 +1,5 @@
 """Job directories and nights with planted environments, for the unit tests
-of the fingerprint (helpers/mvp/jobs/fingerprint.py) and of the nightly's naming
+of the fingerprint (helpers/mvp/jobs/after_sending/job_fingerprint.py) and of the nightly's naming
 of what changed (helpers/mvp/nightly/fingerprints.py, judge.py, report.py):
 each job directory holds the files a real job leaves (config/job_spec.json,
 config/fingerprint.json, the submit-time node list, logs/env/*.json) with
@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mvp.jobs import fingerprint; from mvp.worker import fsutil, runenv
+from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import fsutil, runenv
 from mvp.nightly import fingerprints, judge, report
 
 PACKAGES = ["numpy==2.3.0", "ray==2.60.0", "torch==2.13.0", "transformers==4.57.0"]
@@ -60,12 +60,12 @@ def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, wo
                                                      "cuda": None, "nccl": None, "gpu_driver": None})
     for gone in unrecorded:
         (jd / "logs/env/driver.json" if gone == "driver" else runenv.node_file(jd, gone)).unlink()
-    fingerprint.write_job(jd, Dash())
+    job_fingerprint.write_job(jd, Dash())
     return json.loads((jd / "fingerprint.json").read_text())
 
 
 def flat(root: Path, sid: str, **planted) -> dict:
-    return fingerprint.flatten(job(root, sid, **planted))
+    return job_fingerprint.flatten(job(root, sid, **planted))
 
 
 def night(root: Path, day: int, passed: bool, failed_check="regression", **planted) -> dict:

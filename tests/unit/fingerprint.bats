@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The environment fingerprint (helpers/mvp/jobs/fingerprint.py, runenv.py) and what
+# The environment fingerprint (helpers/mvp/jobs/after_sending/job_fingerprint.py, runenv.py) and what
 # the nightly makes of it (helpers/mvp/nightly/fingerprints.py, judge.py,
 # report.py, index.py): job directories with planted environments
 # (tests/test_helper/fingerprint_sim.py), assembled, compared and judged by
@@ -14,7 +14,7 @@ setup() {
 # sim EXPR: EXPR evaluated with ROOT (a Path) defined; prints JSON.
 sim() {
   mvp_eval ROOT "$ROOT" 'from fingerprint_sim import *
-from mvp.jobs import fingerprint; from mvp.worker import runenv
+from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import runenv
 from mvp.nightly import fingerprints, judge, index' "$1"
 }
 
@@ -36,17 +36,17 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   run sim 'job(ROOT, "v0", code_id="old", verl="0.9.0")["snapshot"]'
   assert_success
   jq -e '.verl == "0.9.0"' <<<"$output"
-  run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "v1", code_id="old", verl="0.9.0"), flat(ROOT, "v2", code_id="new", verl="0.9.1")))[:2]'
+  run sim 'job_fingerprint.changes(job_fingerprint.diff(flat(ROOT, "v1", code_id="old", verl="0.9.0"), flat(ROOT, "v2", code_id="new", verl="0.9.1")))[:2]'
   assert_output '["snapshot.id old -> new", "snapshot.verl 0.9.0 -> 0.9.1"]'
   run sim '"snapshot.verl" in flat(ROOT, "v3")'
   assert_output false
 }
 
 @test "fingerprint diff: keys added, removed and changed with old -> new; the same environment differs in nothing" {
-  run sim 'fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "b"))'
+  run sim 'job_fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "b"))'
   assert_success
   assert_output '{"added": {}, "removed": {}, "changed": {}}'
-  run sim 'fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "c", code_id="codeB", torch="2.14.0", worker_ray="2.61.0",
+  run sim 'job_fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "c", code_id="codeB", torch="2.14.0", worker_ray="2.61.0",
                             packages=["numpy==2.4.0", "ray==2.60.0", "torch==2.13.0", "safetensors==0.6.0"]))'
   assert_success
   jq -e '.added == {"package.safetensors": "0.6.0"} and .removed == {"package.transformers": "4.57.0"}' <<<"$output"
@@ -56,9 +56,9 @@ from mvp.nightly import fingerprints, judge, index' "$1"
   # torch and ray have keys of their own: not repeated as packages.
   jq -e '.changed | has("package.torch") | not' <<<"$output"
   # The snapshot first, then the versions; a commit or digest as its first 12 hex digits.
-  run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "e", commit="a" * 40), flat(ROOT, "f", code_id="codeB", commit="b" * 40, torch="2.14.0")))[:4]'
+  run sim 'job_fingerprint.changes(job_fingerprint.diff(flat(ROOT, "e", commit="a" * 40), flat(ROOT, "f", code_id="codeB", commit="b" * 40, torch="2.14.0")))[:4]'
   assert_output '["snapshot.id codeA -> codeB", "snapshot.commit aaaaaaaaaaaa -> bbbbbbbbbbbb", "snapshot.files_sha256 sha-of-codeA -> sha-of-codeB", "torch 2.13.0 -> 2.14.0"]'
-  run sim 'fingerprint.changes(fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "d", torch="2.14.0")))'
+  run sim 'job_fingerprint.changes(job_fingerprint.diff(flat(ROOT, "a"), flat(ROOT, "d", torch="2.14.0")))'
   jq -e 'length == 2 and .[0] == "torch 2.13.0 -> 2.14.0" and (.[1] | test("^packages.sha256 [0-9a-f]{12} -> [0-9a-f]{12}$"))' <<<"$output"
 }
 
@@ -111,10 +111,10 @@ from mvp.nightly import fingerprints, judge, index' "$1"
 @test "night: a job that ended before its driver's or a node's record was written changes nothing: not recording is no change" {
   run sim "[job(ROOT, 'p1'), job(ROOT, 's1', unrecorded=('driver', '10.0.0.3')),
             fingerprints.of_night(ROOT / 'jobs', [{'name': 'ppo', 'submission_id': 'p1'}, {'name': 'sft', 'submission_id': 's1'}], 'codeA')
-            == fingerprint.flatten(job(ROOT, 'p1'))]"
+            == job_fingerprint.flatten(job(ROOT, 'p1'))]"
   assert_success
   jq -e '.[1].driver_recorded == false and ([.[1].nodes[] | .ray_from] | index("not recorded")) == 2 and .[2] == true' <<<"$output"
-  run sim 'fingerprint.flatten(job(ROOT, "s2", unrecorded=("driver", "10.0.0.3")))'
+  run sim 'job_fingerprint.flatten(job(ROOT, "s2", unrecorded=("driver", "10.0.0.3")))'
   jq -e '.ray == "2.60.0" and (has("torch") or has("packages.sha256") | not) and .["snapshot.id"] == "codeA"' <<<"$output"
 }
 

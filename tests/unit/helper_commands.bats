@@ -82,7 +82,7 @@ python -m mvp bisect next: error: unrecognized arguments: --repo $BATS_TEST_TMPD
   local tree=$BATS_TEST_TMPDIR/tree
   mkdir -p "$tree"
   cp -r "$MVP_REPO/helpers" "$tree/"
-  sed -i 's/("jobs.resumed", "main"), place=HEAD)/("jobs.resumed", "main"))/' "$tree/helpers/mvp/__main__.py"
+  sed -i 's/("jobs.after_sending.resumed_check", "main"), place=HEAD)/("jobs.after_sending.resumed_check", "main"))/' "$tree/helpers/mvp/__main__.py"
   sed -i 's/^status host$/status head/' "$tree/helpers/mvp/places.txt"
   echo "gone host" >>"$tree/helpers/mvp/places.txt"
   run "${PLACES[@]}" "$tree" --check

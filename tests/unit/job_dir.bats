@@ -52,16 +52,16 @@ copy_tree() {
   copy_tree "$tree"
   printf '\n\ndef planted(jd):\n    return jd / "result.json"\n' >>"$tree/helpers/mvp/jobs/status.py"
   printf '\n\ndef planted(jd, sid):\n    return os.path.join(jd, "logs"), f"{sid}/config/job_spec.json"\n' \
-    >>"$tree/helpers/mvp/jobs/retry.py"
+    >>"$tree/helpers/mvp/jobs/after_sending/retry.py"
   echo 'jq -r .status "$MVP_HOST_SHARED_DIR/jobs/$1/result.json"' >>"$tree/scripts/lib/submit.sh"
   run "${CHECK[@]}" "$tree"
   assert_failure 1
   local n
   n=$(wc -l <"$tree/helpers/mvp/jobs/status.py")
   assert_line "helpers/mvp/jobs/status.py:$n: 'result.json'"
-  n=$(wc -l <"$tree/helpers/mvp/jobs/retry.py")
-  assert_line "helpers/mvp/jobs/retry.py:$n: 'logs'"
-  assert_line "helpers/mvp/jobs/retry.py:$n: 'job_spec.json'"
+  n=$(wc -l <"$tree/helpers/mvp/jobs/after_sending/retry.py")
+  assert_line "helpers/mvp/jobs/after_sending/retry.py:$n: 'logs'"
+  assert_line "helpers/mvp/jobs/after_sending/retry.py:$n: 'job_spec.json'"
   n=$(wc -l <"$tree/scripts/lib/submit.sh")
   assert_line "scripts/lib/submit.sh:$n: 'result.json'"
 }
@@ -109,7 +109,7 @@ FAILED True True"
   run --separate-stderr env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
 from pathlib import Path
 from types import SimpleNamespace
-from mvp.jobs import job_commands, retry
+from mvp.jobs.after_sending import wait_logs_stop, retry
 from mvp.worker.errors import MvpError
 def point(jobs, sid):
     if sid == "j-2":
@@ -120,8 +120,8 @@ settings = SimpleNamespace(jobs_dir=Path("/nowhere"))
 for sid, status, late, asked in (("j-1", "FAILED", False, False), ("j-1", "SUCCEEDED", False, False),
                                  ("j-1", "SUCCEEDED", True, False), ("j-1", "LOST", False, True),
                                  ("j-2", "FAILED", False, True), ("j-1", "STOPPED", False, True)):
-    job_commands.wait_for = lambda sid, timeout, settings: {"status": status, "timed_out": late}
-    print("exit", job_commands.wait_main(SimpleNamespace(submission_id=sid, timeout=None, retry_point=asked), settings))'
+    wait_logs_stop.wait_for = lambda sid, timeout, settings: {"status": status, "timed_out": late}
+    print("exit", wait_logs_stop.wait_main(SimpleNamespace(submission_id=sid, timeout=None, retry_point=asked), settings))'
   assert_success
   assert_output "status=FAILED
 exit 1

@@ -3,8 +3,8 @@
 # What the kept logs of a job (the driver's and its nodes' worker logs, copied
 # into the job directory while it ran) are used for when Ray cannot help:
 # the debug bundle's "cut off at step N" for a job that ended before its last
-# step (helpers/mvp/jobs/bundle.py cut_off), and 51_logs.sh showing them, telling
-# "no such job" apart from a job whose directory exists (helpers/mvp/jobs/job_commands.py).
+# step (helpers/mvp/jobs/after_sending/bundle.py cut_off), and 51_logs.sh showing them, telling
+# "no such job" apart from a job whose directory exists (helpers/mvp/jobs/after_sending/wait_logs_stop.py).
 # No cluster: the dashboard address answers nothing, as when the head is gone.
 
 setup() {
@@ -28,7 +28,7 @@ setup() {
 cut_off() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import bundle
+from mvp.jobs.after_sending import bundle
 print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
 }
 
@@ -82,7 +82,7 @@ print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
 @test "kept logs: a driver log that Ray serves empty while the driver's node kept one (a Ray started again at the driver's address: a Kubernetes pod's container restarted in place) is not taken: driver.log.missing says so and points at the kept copy" {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import archive, node_access
+from mvp.jobs.after_sending import archive, node_access
 from mvp.worker.redact import Redactor
 class Served:
     def job_logs(self, sid): return ""
@@ -95,7 +95,7 @@ archive._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, node_acc
 @test "kept logs: 51 takes Ray's log of an ended job only when Ray serves one: not an empty answer where the job directory kept a copy (a Ray started again at the driver's address), nor a failed one; an empty log with nothing kept is Ray's" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import job_commands
+from mvp.jobs.after_sending import wait_logs_stop
 from mvp.worker.errors import MvpError
 class Dash:
     def __init__(self, text): self.text = text
@@ -103,8 +103,8 @@ class Dash:
         if self.text is None: raise MvpError("no agent")
         return self.text
 jd = Path(sys.argv[1])
-print([job_commands._ray_serves_log(Dash(t), "ppo-kept-1", jd) for t in ("", "a log\n", None)])
+print([wait_logs_stop._ray_serves_log(Dash(t), "ppo-kept-1", jd) for t in ("", "a log\n", None)])
 (jd / "logs" / "driver.live.log").unlink()
-print(job_commands._ray_serves_log(Dash(""), "ppo-kept-1", jd))' "$JD"
+print(wait_logs_stop._ray_serves_log(Dash(""), "ppo-kept-1", jd))' "$JD"
   assert_output $'[False, True, False]\nTrue'
 }

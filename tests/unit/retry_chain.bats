@@ -193,9 +193,9 @@ print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
 resumed() {
   py 'import json, sys
 from pathlib import Path
-from mvp.jobs import chain, resumed
+from mvp.jobs.after_sending import chain, resumed_check
 jobs = Path(sys.argv[1])
-print(json.dumps(resumed.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$JOBS" "$1"
+print(json.dumps(resumed_check.check(jobs, sys.argv[2], chain.before(jobs, sys.argv[2]))))' "$JOBS" "$1"
 }
 
 # The rollout dump as a JobSpec asks for it: into the job's checkpoint directory, through verl's interpolation.
@@ -260,7 +260,7 @@ ROLLOUTS_OVERRIDE='${trainer.default_local_dir}/rollouts'
   lay_job g-r1 FAILED g/global_step_2 1 2
   run py 'import sys
 from pathlib import Path
-from mvp.jobs import retry
+from mvp.jobs.after_sending import retry
 from mvp.worker.errors import MvpError
 try:
     print(retry.resume_point(Path(sys.argv[1]), "g-r1"))

@@ -56,7 +56,7 @@ resolve() {
   assert_line "node0_arg_$last=admin@10.1.0.10"
   assert_line "node3_ip=10.1.0.13"
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp.jobs import node_access
+from mvp.jobs.after_sending import node_access
 print("\n".join(node_access.ssh_by_ip(sys.stdin.read())["10.1.0.13"]))' <<<"$output" >"$BATS_TEST_TMPDIR/parsed3"
   diff "$BATS_TEST_TMPDIR/argv3" "$BATS_TEST_TMPDIR/parsed3"
   grep -qx 'UserKnownHostsFile="/etc/mvp/known hosts"' "$BATS_TEST_TMPDIR/parsed3"
@@ -64,7 +64,7 @@ print("\n".join(node_access.ssh_by_ip(sys.stdin.read())["10.1.0.13"]))' <<<"$out
 
 @test "ssh: the helper reads an empty MVP_NODE_SSH (every other runtime) as no ssh way in, and refuses one that is not key=value words in one line naming it and what sets it" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'from types import SimpleNamespace
-from mvp.jobs import node_access
+from mvp.jobs.after_sending import node_access
 from mvp.worker.errors import MvpError
 print(node_access.from_settings(SimpleNamespace(node_ray_dirs={"10.0.0.1": "/d"}, node_ssh="")))
 for text in ("10.1.0.13 ssh 10.1.0.13", "node0_ip=10.1.0.13\nnode0_argc=2\nnode0_arg_0=ssh"):

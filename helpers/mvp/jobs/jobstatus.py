@@ -12,7 +12,8 @@ either: a job Ray forgot (a restarted cluster) answers from its result.json."""
 import json
 import sys
 
-from . import archive, progress
+from .after_sending import archive
+from . import progress
 from ..worker import kv
 from ..core.dashboard import Dashboard
 from ..worker.errors import MvpError

@@ -7,10 +7,11 @@ from datetime import datetime, timezone
 
 from pathlib import Path
 
-from . import archive, progress
+from .after_sending import archive
+from . import progress
 from ..cluster import ray_nodes
 from ..worker import jobdir
-from .chain import chain_of, chain_text, resumed_from
+from .after_sending.chain import chain_of, chain_text, resumed_from
 from ..core.dashboard import Dashboard
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir

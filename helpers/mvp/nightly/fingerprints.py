@@ -1,5 +1,5 @@
 """The night's environment fingerprint and what changed since the last good
-night: the night's is its jobs' fingerprint.json (fingerprint.py) flattened
+night: the night's is its jobs' fingerprint.json (job_fingerprint.py) flattened
 and merged; regressions/fingerprints.json keeps each night's (pruned: the
 last good night's and the newest KEEP_NIGHTS stay) with what changed, for
 the next night to compare against and for index.html."""
@@ -7,7 +7,7 @@ from html import escape
 from pathlib import Path
 from typing import Optional
 
-from ..jobs import fingerprint
+from ..jobs.after_sending import job_fingerprint
 from ..worker import fsutil
 from ..worker.jobdir import JobDir
 from ..core.rundir import Regressions, file_name, last_good
@@ -31,7 +31,7 @@ def of_night(jobs_dir: Path, jobs: list, code_id: Optional[str]) -> dict:
         fp = fsutil.read_json(JobDir.of(jobs_dir, str(job.get("submission_id"))).fingerprint) \
             if job.get("submission_id") else None
         if fp:
-            flats[job["name"]] = fingerprint.flatten(fp)
+            flats[job["name"]] = job_fingerprint.flatten(fp)
     if not flats:
         return {"snapshot.id": code_id}
     night = {}
@@ -71,7 +71,7 @@ def tonight(regressions: Path, run_id: str, jobs_dir: Path, jobs: list, code_id:
     if good is None:
         return night, {"since": None, "added": {}, "removed": {}, "changed": {}}
     old = good["fingerprint"] if len(night) > 1 else {k: v for k, v in good["fingerprint"].items() if k in night}
-    return night, {"since": good["run_id"], **fingerprint.diff(old, night)}
+    return night, {"since": good["run_id"], **job_fingerprint.diff(old, night)}
 
 
 def remember(regressions: Path, report: dict) -> None:
@@ -80,8 +80,8 @@ def remember(regressions: Path, report: dict) -> None:
     nights = [n for n in load(regressions) if n["run_id"] != report["run_id"]]
     d = report.get("fingerprint_diff") or {}
     nights.append({"run_id": report["run_id"], "passed": report["passed"], "fingerprint": report.get("fingerprint"),
-                   "since": d.get("since"), "changes": fingerprint.changes(d)[:KEPT_CHANGES],
-                   "change_count": len(fingerprint.changes(d))})
+                   "since": d.get("since"), "changes": job_fingerprint.changes(d)[:KEPT_CHANGES],
+                   "change_count": len(job_fingerprint.changes(d))})
     nights.sort(key=lambda n: n["run_id"])
     good = [n["run_id"] for n in nights if n.get("passed") and n.get("fingerprint") is not None][-1:]
     recent = {n["run_id"] for n in nights[-KEEP_NIGHTS:]} | set(good)
@@ -98,7 +98,7 @@ def markdown(report: dict) -> list:
         return []
     if d.get("since") is None:
         return ["## What changed since the last good night", "", "No good night before this one to compare with.", ""]
-    found = fingerprint.changes(d)
+    found = job_fingerprint.changes(d)
     more = [f"- and {len(found) - SHOWN_IN_REPORT} more ({file_name('report')}: fingerprint_diff)"] if len(found) > SHOWN_IN_REPORT else []
     return ([f"## What changed since the last good night ({d['since']})", ""]
             + ([f"- {c}" for c in found[:SHOWN_IN_REPORT]] + more or ["Nothing: the same fingerprint."]) + [""])

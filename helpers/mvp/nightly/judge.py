@@ -4,9 +4,9 @@ import re
 import shlex
 from pathlib import Path
 
-from ..jobs import bundle, fingerprint, resumed
+from ..jobs.after_sending import bundle, job_fingerprint, resumed_check
 from ..jobs.spec import ckpt_keep, workloads
-from ..jobs.chain import chain_of, resumed_from
+from ..jobs.after_sending.chain import chain_of, resumed_from
 from ..worker.jobdir import JobDir
 from ..core.layout import Layout
 from ..core.rundir import file_name
@@ -209,7 +209,7 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     jobs = Layout(shared_root).jobs
     chain = chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
-    from_step = resumed.checkpoint_step(resumed_from(jobs, sid)) or 0
+    from_step = resumed_check.checkpoint_step(resumed_from(jobs, sid)) or 0
     checks = [
         check_submitted_from_head(jd, plan["head_node_name"]),
         check_driver_on_worker(result, tuple(plan["worker_ips"])),
@@ -220,7 +220,7 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
         check_import_source(log_text, spec),
         check_succeeded(result, float(plan["job_timeout_s"])),
     ]
-    went_on = resumed.check(jobs, sid, chain[:-1])
+    went_on = resumed_check.check(jobs, sid, chain[:-1])
     if went_on:
         checks.append(went_on)
     out = {"name": job["name"], "submission_id": sid, "workload": workload, "status": result.get("status"),
@@ -287,7 +287,7 @@ FINGERPRINT_NAMED = 4
 def fingerprint_line(diff: dict) -> str:
     """One line naming what changed since the last good night, or "" when
     nothing did (or there is no good night to compare with)."""
-    found = fingerprint.changes(diff or {})
+    found = job_fingerprint.changes(diff or {})
     if len(found) > 1:  # the package list's digest adds nothing to the changes it sums up
         found = [f for f in found if not f.startswith("packages.sha256 ")]
     if not found or not diff.get("since"):

@@ -24,8 +24,8 @@ import random
 from pathlib import Path
 
 from ..jobs.spec import ckpt_keep, workloads
-from ..jobs import resumed
-from ..jobs.chain import chain_text, resumed_from
+from ..jobs.after_sending import resumed_check
+from ..jobs.after_sending.chain import chain_text, resumed_from
 from ..worker import fsutil
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
@@ -35,7 +35,7 @@ NAME = "resume_fidelity"
 
 
 def _overrides(jobs: Path, sid: str) -> dict:
-    res = resumed.resolved(jobs / sid)
+    res = resumed_check.resolved(jobs / sid)
     return {k.lstrip("+"): str(v) for k, v in (res.get("trainer_overrides") or {}).items()}
 
 
@@ -111,7 +111,7 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
     why = interrupted(jobs, chain, stop_at)
     if why:
         return _result(False, why)
-    from_step = resumed.checkpoint_step(resumed_from(jobs, chain[1])) or 0
+    from_step = resumed_check.checkpoint_step(resumed_from(jobs, chain[1])) or 0
     ref = _curve(jobs, reference)
     before = {s: r for s, r in _curve(jobs, chain[0]).items() if s <= from_step}
     after = {}
@@ -129,7 +129,7 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
 
 
 def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dict:
-    workload = resumed.resolved(jobs / chain[0]).get("workload", "")
+    workload = resumed_check.resolved(jobs / chain[0]).get("workload", "")
     exact = deterministic(_overrides(jobs, chain[0])) and deterministic(_overrides(jobs, reference))
     said, ok, compared = [], True, 0
     for key, name in workloads.for_job(workload).resume_figures:
@@ -158,7 +158,7 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
 def _retention(jobs: Path, chain: list) -> tuple:
     """(evidence, passed): the chain's complete checkpoints against the
     job's max_ckpt_to_keep, honoured across the resume (ckpt_keep.py)."""
-    keep = ckpt_keep.limit(resumed.resolved(jobs / chain[-1]))
+    keep = ckpt_keep.limit(resumed_check.resolved(jobs / chain[-1]))
     if not keep:
         return "", True
     kept = [f"{job}/global_step_{step}" for job in chain for step, _ in ckpt_keep.complete(jobs / job)]

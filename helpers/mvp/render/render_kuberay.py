@@ -257,7 +257,7 @@ def _submitter(k: K8s, spec_name: str, spec_text: str, cfg_text: str, submission
            {"name": "MVP_VERL_SRC", "value": ""}, {"name": "MVP_MODEL_SOURCE", "value": ""},
            {"name": "MVP_DRY_RUN", "value": "0"}, {"name": "MVP_NODE_RAY_DIRS", "value": ""}, {"name": "MVP_NODE_SSH", "value": ""},
            {"name": "MVP_JOB_ENV_NAMES", "value": ""}, {"name": "PYTHONPATH", "value": f"{k.runbook_dir}/helpers"},
-           # What a job's fingerprint records as its image (fingerprint.py).
+           # What a job's fingerprint records as its image (job_fingerprint.py).
            {"name": "MVP_IMAGE", "value": ""}, {"name": "MVP_K8S_IMAGE", "value": k.image}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
     return {"spec": {"restartPolicy": "Never", "volumes": volumes, "containers": [{
@@ -365,7 +365,7 @@ def _nightly_env(k: K8s, cluster: str) -> list:
            {"name": "CODE_ID", "value": k.sources["CODE_ID"]},
            {"name": "MVP_VERL_SRC", "value": _pod_path(k, k.sources["MVP_VERL_SRC"])},
            {"name": "MVP_MODEL_SOURCE", "value": _pod_path(k, k.sources["MVP_MODEL_SOURCE"])},
-           # The pod's own image, as rendered: what the night's jobs record (fingerprint.py).
+           # The pod's own image, as rendered: what the night's jobs record (job_fingerprint.py).
            {"name": "MVP_K8S_IMAGE", "value": k.image}]
     env += [{"name": n, "value": v} for n, v in k.settings.items()]
     env += [{"name": n, "value": _pod_path(k, v)} for n, v in k.nightly.items()]

@@ -45,7 +45,7 @@ FILES = (
     ("tracking", "tracking", "each tracking backend's directory (tracking.py)"),
     ("debug", "debug", "debug bundles: <stamp>_<submit|final>_<kind>.json, <stamp>_<phase>_kept.json"),
     ("cut_off", "debug/cut_off.txt", "`cut off at step N of M` of a job that ended before its last step"),
-    ("fingerprint", "fingerprint.json", "the environment the job ran in, written when it is archived (fingerprint.py)"),
+    ("fingerprint", "fingerprint.json", "the environment the job ran in, written when it is archived (job_fingerprint.py)"),
     ("result", "result.json", "the job's end: status, times, driver node, message (archive.py)"),
 )
 _PATHS = {name: rel for name, rel, _ in FILES}

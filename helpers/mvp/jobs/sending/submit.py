@@ -16,7 +16,7 @@ from pathlib import Path
 from jobenv import mvp_private_env
 
 from . import admission, gpus
-from .. import bundle, fingerprint
+from ..after_sending import bundle, job_fingerprint
 from ..spec import jobspec, trainer_profile
 from ...worker import fsutil, jobdir, kv, redact
 from ...core import log
@@ -129,7 +129,7 @@ def _submit(args, settings, cli) -> int:
         log.warn(f"preflight: {line}")
     if args.check_only:
         return _show_check(args, plan, files)
-    files["fingerprint_submitted"] = fingerprint.submitted(settings)
+    files["fingerprint_submitted"] = job_fingerprint.submitted(settings)
     dash = Dashboard(plan.address)
     _check_cluster(dash, plan, settings)
     # The check and the submit are one step for this cluster: admission's
@@ -144,8 +144,8 @@ def _submit(args, settings, cli) -> int:
     _record_submission(args, plan, files, dash, *submitted)
     if args.wait:
         # submission_id stays the last line: what a reader of the submitter pod's log looks for.
-        from .. import job_commands
-        result = job_commands.wait_for(plan.submission_id, None, settings)
+        from ..after_sending import wait_logs_stop
+        result = wait_logs_stop.wait_for(plan.submission_id, None, settings)
         return 0 if result["status"] == "SUCCEEDED" and not result["timed_out"] else 1
     return 0
 

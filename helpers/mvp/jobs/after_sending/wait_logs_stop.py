@@ -4,15 +4,15 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import archive, job_wait, node_access
-from .spec import ckpt_keep
-from ..cluster import cluster_registry
-from ..worker import jobdir, kv
-from ..core import log
-from ..core.dashboard import TERMINAL, Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..worker.redact import Redactor
+from . import archive, poll_until_end, node_access
+from ..spec import ckpt_keep
+from ...cluster import cluster_registry
+from ...worker import jobdir, kv
+from ...core import log
+from ...core.dashboard import TERMINAL, Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...worker.redact import Redactor
 
 FOLLOW_POLL_S = 1.0
 # The dashboard serves a running job's log by asking the job agent on the
@@ -45,8 +45,8 @@ def wait_for(sid: str, timeout, settings) -> dict:
     """Waits for the job to end, archives it, applies the chain's checkpoint
     limit; the job's result (result.json's content)."""
     dash = Dashboard(settings.dashboard_url)
-    job_wait.now(dash, sid)
-    result = job_wait.wait(settings.jobs_dir / sid, dash, sid, timeout or settings.job_timeout, settings.lost_after,
+    poll_until_end.now(dash, sid)
+    result = poll_until_end.wait(settings.jobs_dir / sid, dash, sid, timeout or settings.job_timeout, settings.lost_after,
                           node_access.from_settings(settings))
     ckpt_keep.enforce(settings.jobs_dir, sid)
     log.step(f"job {sid} ended {result['status']}; driver on {result['driver_node_ip']} "
@@ -108,7 +108,7 @@ def logs_main(args, settings) -> int:
         if not args.follow or job["status"] in TERMINAL:
             break
         time.sleep(FOLLOW_POLL_S)
-        job = job_wait.now(dash, sid)
+        job = poll_until_end.now(dash, sid)
     if args.follow:
         # One more read: lines printed between the last read and the end.
         emit(redactor.text(_served_log(dash, sid)), shown)
@@ -201,7 +201,7 @@ def _log_text(text: str, shown: int) -> int:
 def _step_rows(text: str, shown: int) -> int:
     """Prints verl's step lines from the `shown`-th on, one line each, as
     they are completed; returns how many are printed."""
-    from . import steptable
+    from .. import steptable
     rows = steptable.metrics.step_lines(text[:text.rfind("\n") + 1])
     for row in rows[shown:]:
         sys.stdout.write(steptable.line(row))
@@ -211,7 +211,7 @@ def _step_rows(text: str, shown: int) -> int:
 
 def _show(text: str, args) -> None:
     if args.steps:
-        from . import steptable
+        from .. import steptable
         text = steptable.render(text, args.json)
     sys.stdout.write(text)
 
@@ -219,12 +219,12 @@ def _show(text: str, args) -> None:
 def stop_main(args, settings) -> int:
     sid = args.submission_id
     dash = Dashboard(settings.dashboard_url)
-    job = job_wait.now(dash, sid)
+    job = poll_until_end.now(dash, sid)
     if job["status"] in TERMINAL:
         log.skip(f"stopping {sid} (it already ended {job['status']})")
     else:
         log.step(f"stopping {sid} ({job['status']})")
-        job = job_wait.stop(dash, sid)
+        job = poll_until_end.stop(dash, sid)
         log.info(f"job {sid} is {job['status']}")
     archive.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
     return 0

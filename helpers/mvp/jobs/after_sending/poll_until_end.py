@@ -6,10 +6,11 @@ terminal, a plain line at most every PROGRESS_LINE_S otherwise (cron, CI)."""
 import sys
 import time
 
-from . import archive, progress
-from ..core import log
-from ..core.dashboard import TERMINAL, Dashboard
-from ..worker.errors import MvpError
+from . import archive
+from .. import progress
+from ...core import log
+from ...core.dashboard import TERMINAL, Dashboard
+from ...worker.errors import MvpError
 from .node_access import NodeAccess
 
 STOP_GRACE_S = 60

@@ -1,11 +1,11 @@
 """A retry chain's links: a job, the retries named after it (<first id>-r1,
 -r2, ...) and each one's back link, resolved.resumed_from
 ("JOB/global_step_N", plan._resume). Read by `retry-from` (retry.py), the
-check `resumed` (resumed.py), `status` and the nightly judge."""
+check `resumed` (resumed_check.py), `status` and the nightly judge."""
 import re
 from pathlib import Path
 
-from ..worker.jobdir import JobDir
+from ...worker.jobdir import JobDir
 
 # A retry's id: its chain's first id and its number (scripts/lib/submit.sh).
 RETRY_ID = re.compile(r"^(?P<first>.+)-r(?P<n>[0-9]+)$")

@@ -8,8 +8,8 @@ imports on the status path, which bench/status.sh times.)"""
 import re
 from typing import Mapping, NamedTuple, Optional
 
-from ..worker import kv
-from ..worker.errors import MvpError
+from ...worker import kv
+from ...worker.errors import MvpError
 
 # MVP_NODE_SSH's key of node I's address; its argv's words are nodeI_argc
 # and nodeI_arg_N (kv.words, made by bash's mvp::kv::emit_words).

@@ -6,12 +6,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil
-from . import progress
-from ..core.dashboard import Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..worker.redact import Redactor, env_vars_masked
+from ...worker import fsutil
+from .. import progress
+from ...core.dashboard import Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...worker.redact import Redactor, env_vars_masked
 
 KINDS = {
     "ray_status": Dashboard.cluster_status,

@@ -12,11 +12,11 @@ saving one either: a retry would replay the same failure."""
 from pathlib import Path
 from typing import Optional
 
-from ..worker import kv
-from . import chain, resumed
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core import metrics
+from ...worker import kv
+from . import chain, resumed_check
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core import metrics
 
 # What a retry answers: the trainer failed, or the cluster lost the job.
 RETRIED = ("FAILED", "LOST")
@@ -58,10 +58,10 @@ def resume_point(jobs: Path, sid: str) -> str:
     if status not in RETRIED:
         raise MvpError(f"job {sid} ended {status}: only a FAILED or LOST job is retried")
     earlier = chain.before(jobs, sid)
-    went_on = resumed.check(jobs, sid, earlier)
+    went_on = resumed_check.check(jobs, sid, earlier)
     # A resumption that trained but not from where it should have (wrong first
     # step, other prompts): going on from its checkpoints would compound it.
-    if went_on and went_on["passed"] is False and resumed.logged_steps(jobs / sid):
+    if went_on and went_on["passed"] is False and resumed_check.logged_steps(jobs / sid):
         raise MvpError(f"job {sid} ended {status} and did not go on as resumed: {went_on['evidence']}; "
                        "the chain stops here")
     own = own_checkpoint(jobs, sid)

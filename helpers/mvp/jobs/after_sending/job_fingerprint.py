@@ -21,10 +21,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..worker import fsutil
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from .spec.verl_release import release
+from ...worker import fsutil
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ..spec.verl_release import release
 
 # The keys a person reads first; the rest (each package) after them.
 FIRST = ("snapshot.id", "snapshot.verl", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",

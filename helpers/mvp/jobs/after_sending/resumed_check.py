@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Optional
 
 from . import chain
-from ..worker.jobdir import JobDir
-from ..core import metrics
+from ...worker.jobdir import JobDir
+from ...core import metrics
 
 NAME = "resumed"
 # The value a JobSpec may give trainer.rollout_data_dir so that each job dumps

@@ -10,13 +10,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from . import bundle, fingerprint, node_access
-from ..worker import fsutil, log_keeper
-from ..core import log
-from ..core.dashboard import TERMINAL, Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..worker.redact import Redactor
+from . import bundle, job_fingerprint, node_access
+from ...worker import fsutil, log_keeper
+from ...core import log
+from ...core.dashboard import TERMINAL, Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...worker.redact import Redactor
 from .node_access import NodeAccess
 
 # How long archiving an ended job waits for the keeper of its log's last copy.
@@ -163,7 +163,7 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, nodes: No
     }
     result.update(driver_location(job, node_ips, head_ids))
     bundle.cut_off(jd, result["status"])
-    fingerprint.write_job(jd, dash)
+    job_fingerprint.write_job(jd, dash)
     jd.write_result(result)
     return result
 
@@ -184,7 +184,7 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, nodes:
     result.update(driver_location(job, {}, set()))
     bundle.kept(jd, "final", result["message"])
     bundle.cut_off(jd, "LOST")
-    fingerprint.write_job(jd, None)
+    job_fingerprint.write_job(jd, None)
     jd.write_result(result)
     return result
 
