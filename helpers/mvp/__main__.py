@@ -41,8 +41,8 @@ def module_command(module: str, function: str):
 
 
 def _status(args, s):
-    """`status`, or with an id `status ID` (jobstatus: one HTTP call)."""
-    return module_command("jobs.jobstatus" if args.submission_id else "jobs.status", "main")(args, s)
+    """`status`, or with an id `status ID` (job_status: one HTTP call)."""
+    return module_command("jobs.inspection.job_status" if args.submission_id else "jobs.inspection.status", "main")(args, s)
 
 
 def _submit(args, s):

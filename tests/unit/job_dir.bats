@@ -50,15 +50,15 @@ copy_tree() {
 @test "job dir: a name planted in Python (a string, a path part, an f-string) or in bash fails the check with its file and line" {
   local tree=$BATS_TEST_TMPDIR/tree
   copy_tree "$tree"
-  printf '\n\ndef planted(jd):\n    return jd / "result.json"\n' >>"$tree/helpers/mvp/jobs/status.py"
+  printf '\n\ndef planted(jd):\n    return jd / "result.json"\n' >>"$tree/helpers/mvp/jobs/inspection/status.py"
   printf '\n\ndef planted(jd, sid):\n    return os.path.join(jd, "logs"), f"{sid}/config/job_spec.json"\n' \
     >>"$tree/helpers/mvp/jobs/after_sending/retry.py"
   echo 'jq -r .status "$MVP_HOST_SHARED_DIR/jobs/$1/result.json"' >>"$tree/scripts/lib/submit.sh"
   run "${CHECK[@]}" "$tree"
   assert_failure 1
   local n
-  n=$(wc -l <"$tree/helpers/mvp/jobs/status.py")
-  assert_line "helpers/mvp/jobs/status.py:$n: 'result.json'"
+  n=$(wc -l <"$tree/helpers/mvp/jobs/inspection/status.py")
+  assert_line "helpers/mvp/jobs/inspection/status.py:$n: 'result.json'"
   n=$(wc -l <"$tree/helpers/mvp/jobs/after_sending/retry.py")
   assert_line "helpers/mvp/jobs/after_sending/retry.py:$n: 'logs'"
   assert_line "helpers/mvp/jobs/after_sending/retry.py:$n: 'job_spec.json'"
@@ -70,7 +70,7 @@ copy_tree() {
   local tree=$BATS_TEST_TMPDIR/tree
   copy_tree "$tree"
   printf '\n\ndef documented():\n    """Reads result.json and logs/driver.log."""\n    # config/job_spec.json too\n    return {"ray_job_id": 1, "nodes": 2}\n' \
-    >>"$tree/helpers/mvp/jobs/status.py"
+    >>"$tree/helpers/mvp/jobs/inspection/status.py"
   echo '# reads result.json' >>"$tree/scripts/lib/submit.sh"
   run names_outside "$tree"
   assert_success

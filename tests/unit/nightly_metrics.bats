@@ -85,7 +85,7 @@ for files in ("['"'"'/r/d/a.parquet'"'"','"'"'/r/d/b,c.parquet'"'"']", "['"'"'/r
 
 @test "metrics: verl's numpy reprs (np.float64(0.25), np.int64(3)) are numbers; a NaN is null in --steps --json" {
   LOG=$'\e[36m(TaskRunnerV1 pid=7, ip=127.0.0.3)\e[0m step:1 - critic/score/mean:np.float64(0.25) - val-core/acc:np.int64(3) - actor/grad_norm:nan - actor/pg_loss:0.5\n' \
-    run py 'from mvp.jobs import steptable
+    run py 'from mvp.jobs.inspection import steptable
 print(json.dumps(metrics.step_lines(log)[0], sort_keys=True)); print(steptable.render(log, True), end=""); print(steptable.render(log), end="")'
   assert_success
   jq -e '."critic/score/mean" == 0.25 and ."val-core/acc" == 3' <<<"${lines[0]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # A running job's progress as --wait and 50_status show it, read from the log
-# its node keeps (helpers/mvp/jobs/progress.py), on log text shaped as verl 0.9.1
+# its node keeps (helpers/mvp/jobs/inspection/progress.py), on log text shaped as verl 0.9.1
 # writes it: PPO/GRPO step lines behind Ray's coloured actor prefix with a
 # `Training Progress` bar, SFT's bar and step sharing a line.
 
@@ -11,7 +11,7 @@ setup() {
 progress_of() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs import progress
+from mvp.jobs.inspection import progress
 p = progress.of_job(Path(sys.argv[1]))
 print(progress.text(p) if p else "none")' "$1"
 }

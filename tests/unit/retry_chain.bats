@@ -140,7 +140,7 @@ dump() {
 status_of() {
   py 'import json, sys
 from pathlib import Path
-from mvp.jobs import status
+from mvp.jobs.inspection import status
 jobs = Path(sys.argv[1])
 rows = [{"submission_id": p.name, "status": json.load(open(p / "result.json"))["status"], "start_time": i}
         for i, p in enumerate(sorted(jobs.iterdir()))]
@@ -182,7 +182,7 @@ else:
   before=$(tree_digest "$JOBS/ppo-9")
   run py 'import json, sys
 from pathlib import Path
-from mvp.jobs import status
+from mvp.jobs.inspection import status
 rows = [{"submission_id": "ppo-9-r1", "status": "RUNNING", "start_time": 5}]
 print(json.dumps(status.fold_chains(Path(sys.argv[1]), rows)))' "$JOBS"
   jq -e '.[0].chain | map(.submission_id + ":" + .status) == ["ppo-9:FAILED", "ppo-9-r1:RUNNING"]' <<<"$output"

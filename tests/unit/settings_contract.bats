@@ -91,11 +91,11 @@ copy_tree() {
   local tree
   tree=$(copy_tree)
   printf 'knob=${MVP_PLANTED_KNOB:-1}\n' >>"$tree/scripts/lib/run.sh"
-  printf 'PLANTED = os.environ.get("MVP_PLANTED_PY")\n' >>"$tree/helpers/mvp/jobs/status.py"
+  printf 'PLANTED = os.environ.get("MVP_PLANTED_PY")\n' >>"$tree/helpers/mvp/jobs/inspection/status.py"
   run check_names "$tree"
   assert_failure
   assert_line "scripts/lib/run.sh:$(wc -l <"$tree/scripts/lib/run.sh"): MVP_PLANTED_KNOB is not declared in config/settings.contract"
-  assert_line "helpers/mvp/jobs/status.py:$(wc -l <"$tree/helpers/mvp/jobs/status.py"): MVP_PLANTED_PY is not declared in config/settings.contract"
+  assert_line "helpers/mvp/jobs/inspection/status.py:$(wc -l <"$tree/helpers/mvp/jobs/inspection/status.py"): MVP_PLANTED_PY is not declared in config/settings.contract"
   # Declared, the same read passes: the check is the contract, not a list of its own.
   printf 'MVP_PLANTED_*\n  kind     internal\n  doc      Planted.\n' >>"$tree/config/settings.contract"
   run check_names "$tree"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...worker import fsutil
-from .. import progress
+from ..inspection import progress
 from ...core.dashboard import Dashboard
 from ...worker.errors import MvpError
 from ...worker.jobdir import JobDir

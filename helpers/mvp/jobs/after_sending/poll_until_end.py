@@ -7,7 +7,7 @@ import sys
 import time
 
 from . import archive
-from .. import progress
+from ..inspection import progress
 from ...core import log
 from ...core.dashboard import TERMINAL, Dashboard
 from ...worker.errors import MvpError

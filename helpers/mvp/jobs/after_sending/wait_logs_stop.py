@@ -201,7 +201,7 @@ def _log_text(text: str, shown: int) -> int:
 def _step_rows(text: str, shown: int) -> int:
     """Prints verl's step lines from the `shown`-th on, one line each, as
     they are completed; returns how many are printed."""
-    from .. import steptable
+    from ..inspection import steptable
     rows = steptable.metrics.step_lines(text[:text.rfind("\n") + 1])
     for row in rows[shown:]:
         sys.stdout.write(steptable.line(row))
@@ -211,7 +211,7 @@ def _step_rows(text: str, shown: int) -> int:
 
 def _show(text: str, args) -> None:
     if args.steps:
-        from .. import steptable
+        from ..inspection import steptable
         text = steptable.render(text, args.json)
     sys.stdout.write(text)
 

@@ -12,14 +12,14 @@ either: a job Ray forgot (a restarted cluster) answers from its result.json."""
 import json
 import sys
 
-from .after_sending import archive
+from ..after_sending import archive
 from . import progress
-from ..worker import kv
-from ..core.dashboard import Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core.layout import check_id
-from ..worker.redact import Redactor
+from ...worker import kv
+from ...core.dashboard import Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core.layout import check_id
+from ...worker.redact import Redactor
 from .status import last_known
 
 

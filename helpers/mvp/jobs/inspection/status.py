@@ -7,15 +7,15 @@ from datetime import datetime, timezone
 
 from pathlib import Path
 
-from .after_sending import archive
+from ..after_sending import archive
 from . import progress
-from ..cluster import ray_nodes
-from ..worker import jobdir
-from .after_sending.chain import chain_of, chain_text, resumed_from
-from ..core.dashboard import Dashboard
-from ..worker.errors import MvpError
-from ..worker.jobdir import JobDir
-from ..core.settings import Settings
+from ...cluster import ray_nodes
+from ...worker import jobdir
+from ..after_sending.chain import chain_of, chain_text, resumed_from
+from ...core.dashboard import Dashboard
+from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
+from ...core.settings import Settings
 
 RECENT_JOBS = 20
 

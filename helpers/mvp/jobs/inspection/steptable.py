@@ -3,7 +3,7 @@ training step, the columns an operator reads first, as far as the job's log
 has them; `--json` gives every metric of every step."""
 import json
 
-from ..core import metrics
+from ...core import metrics
 
 # In this order, those present in at least one step: SFT's, then RL's.
 COLUMNS = ("train/loss", "val/loss", "train/grad_norm", "critic/score/mean", "actor/pg_loss", "actor/grad_norm",

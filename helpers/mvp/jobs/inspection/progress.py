@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ..worker.jobdir import JobDir
-from ..core import metrics
+from ...worker.jobdir import JobDir
+from ...core import metrics
 
 # The end of the log holds the newest step and bar; a step line is < 4 KB.
 TAIL_BYTES = 64 * 1024
