@@ -40,19 +40,19 @@ helper_py() { PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c "$@";
 stop_step() {
   helper_py 'import sys
 from pathlib import Path
-from mvp.nightly import resume
-print(*resume.stop_step(Path(sys.argv[1]), sys.argv[2]))' "$SHARED_ROOT/jobs" "$1"
+from mvp.nightly import resume_fidelity
+print(*resume_fidelity.stop_step(Path(sys.argv[1]), sys.argv[2]))' "$SHARED_ROOT/jobs" "$1"
 }
 
 # fidelity REFERENCE K IDS...: the check resume_fidelity of the chain IDS, interrupted after step K, as JSON (band: the default's).
 fidelity() {
   helper_py 'import json, sys
 from pathlib import Path
-from mvp.nightly import resume
+from mvp.nightly import resume_fidelity
 from mvp.core.settings import read_contract
 def band():  # the default of MVP_NIGHTLY_RESUME_BAND
     return dict(w.split("=") for w in next(e.default for e in read_contract() if e.name == "MVP_NIGHTLY_RESUME_BAND").split())
-print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[4:], sys.argv[2], int(sys.argv[3]),
+print(json.dumps(resume_fidelity.check(Path(sys.argv[1]), sys.argv[4:], sys.argv[2], int(sys.argv[3]),
                               band())))' "$SHARED_ROOT/jobs" "$@"
 }
 

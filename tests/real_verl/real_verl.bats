@@ -258,11 +258,11 @@ assert_real_verl_ran() {
     fail "check resumed answered: $output"
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import json, sys
 from pathlib import Path
-from mvp.nightly import resume
+from mvp.nightly import resume_fidelity
 from mvp.core.settings import read_contract
 def band():  # the default of MVP_NIGHTLY_RESUME_BAND
     return dict(w.split("=") for w in next(e.default for e in read_contract() if e.name == "MVP_NIGHTLY_RESUME_BAND").split())
-print(json.dumps(resume.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 3,
+print(json.dumps(resume_fidelity.check(Path(sys.argv[1]), sys.argv[3:], sys.argv[2], 3,
                               band())))' "$SHARED_ROOT/jobs" "$ref" "$first" "$id"
   echo "# $(jq -r .evidence <<<"$output")" >&3
   jq -e '.passed == true and (.evidence | test("steps 3-4 vs .*: score: max .* \\(<= band 0.1\\); rerun steps 1-2 differ by [0-9.e-]+; grad_norm: max .* \\(<= band 0.05\\); rerun steps 1-2 differ by [0-9.e-]+; the chain keeps 1 complete checkpoint\\(s\\) \\(.*-r1/global_step_4\\), max_ckpt_to_keep 1$"))' <<<"$output" ||

@@ -1,6 +1,6 @@
 """Job directories and nights with planted environments, for the unit tests
 of the fingerprint (helpers/mvp/jobs/after_sending/job_fingerprint.py) and of the nightly's naming
-of what changed (helpers/mvp/nightly/fingerprints.py, judge.py, report.py):
+of what changed (helpers/mvp/nightly/night_fingerprint.py, judge.py, report.py):
 each job directory holds the files a real job leaves (config/job_spec.json,
 config/fingerprint.json, the submit-time node list, logs/env/*.json) with
 the planted values, and its fingerprint.json is assembled by the real code."""
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import fsutil, runenv
-from mvp.nightly import fingerprints, judge, report
+from mvp.nightly import night_fingerprint, judge, report
 
 PACKAGES = ["numpy==2.3.0", "ray==2.60.0", "torch==2.13.0", "transformers==4.57.0"]
 
@@ -82,7 +82,7 @@ def night(root: Path, day: int, passed: bool, failed_check="regression", **plant
            "jobs": [{"name": "grpo", "submission_id": sid, "status": "SUCCEEDED", "duration_s": 60.0, "checks": checks,
                      "metrics": {"steps": 5, "mean_step_s": 1.0, "mean_throughput": 1.0, "sps": 1.0}}]}
     regressions = root / "regressions"
-    fingerprints.add(rep, regressions, root / "jobs")  # what nightly/main.py's judge_run does
+    night_fingerprint.add(rep, regressions, root / "jobs")  # what nightly/main.py's judge_run does
     rep["summary"] = judge.summary_line(rep)
     fsutil.write_text(regressions / run_id / "report.md", report.markdown(rep))
     fsutil.write_text(regressions / run_id / "report.html", report.html(rep))

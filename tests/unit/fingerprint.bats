@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The environment fingerprint (helpers/mvp/jobs/after_sending/job_fingerprint.py, runenv.py) and what
-# the nightly makes of it (helpers/mvp/nightly/fingerprints.py, judge.py,
+# the nightly makes of it (helpers/mvp/nightly/night_fingerprint.py, judge.py,
 # report.py, index.py): job directories with planted environments
 # (tests/test_helper/fingerprint_sim.py), assembled, compared and judged by
 # the real code.
@@ -15,7 +15,7 @@ setup() {
 sim() {
   mvp_eval ROOT "$ROOT" 'from fingerprint_sim import *
 from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import runenv
-from mvp.nightly import fingerprints, judge, index' "$1"
+from mvp.nightly import night_fingerprint, judge, index' "$1"
 }
 
 @test "fingerprint of a job: snapshot id, commit and files digest, the driver's versions, Ray per node (head from the dashboard, workers from their keepers), the alive cluster's shape, runtime and auth" {
@@ -100,17 +100,17 @@ from mvp.nightly import fingerprints, judge, index' "$1"
 @test "night: keys the jobs agree on have one value, one they differ on names each job; a night without job fingerprints compares its snapshot alone" {
   job_a='{"name": "ppo", "submission_id": "p1"}'
   run sim "[job(ROOT, 'p1'), job(ROOT, 's1', torch='2.14.0'),
-            fingerprints.of_night(ROOT / 'jobs', [$job_a, {'name': 'sft', 'submission_id': 's1'}, {'name': 'grpo', 'submission_id': None}], 'codeA')][2]"
+            night_fingerprint.of_night(ROOT / 'jobs', [$job_a, {'name': 'sft', 'submission_id': 's1'}, {'name': 'grpo', 'submission_id': None}], 'codeA')][2]"
   assert_success
   jq -e '.torch == "ppo 2.13.0; sft 2.14.0" and .["snapshot.id"] == "codeA" and .python == "3.11.7"' <<<"$output"
-  run sim '[night(ROOT, 1, True), fingerprints.tonight(ROOT / "regressions", "nightly-20261102T023000Z", ROOT / "jobs", [], "codeB")]'
+  run sim '[night(ROOT, 1, True), night_fingerprint.tonight(ROOT / "regressions", "nightly-20261102T023000Z", ROOT / "jobs", [], "codeB")]'
   jq -e '.[1] == [{"snapshot.id": "codeB"}, {"since": "nightly-20261101T023000Z", "added": {}, "removed": {},
          "changed": {"snapshot.id": ["codeA", "codeB"]}}]' <<<"$output"
 }
 
 @test "night: a job that ended before its driver's or a node's record was written changes nothing: not recording is no change" {
   run sim "[job(ROOT, 'p1'), job(ROOT, 's1', unrecorded=('driver', '10.0.0.3')),
-            fingerprints.of_night(ROOT / 'jobs', [{'name': 'ppo', 'submission_id': 'p1'}, {'name': 'sft', 'submission_id': 's1'}], 'codeA')
+            night_fingerprint.of_night(ROOT / 'jobs', [{'name': 'ppo', 'submission_id': 'p1'}, {'name': 'sft', 'submission_id': 's1'}], 'codeA')
             == job_fingerprint.flatten(job(ROOT, 'p1'))]"
   assert_success
   jq -e '.[1].driver_recorded == false and ([.[1].nodes[] | .ray_from] | index("not recorded")) == 2 and .[2] == true' <<<"$output"
@@ -119,11 +119,11 @@ from mvp.nightly import fingerprints, judge, index' "$1"
 }
 
 @test "fingerprints.json keeps the last good night's fingerprint past KEEP_NIGHTS regressed nights; index.html lists the nights whose environment changed" {
-  run sim '[night(ROOT, 1, True)] + [night(ROOT, d, False, torch="2.14.0") for d in range(2, 2 + fingerprints.KEEP_NIGHTS + 2)]'
+  run sim '[night(ROOT, 1, True)] + [night(ROOT, d, False, torch="2.14.0") for d in range(2, 2 + night_fingerprint.KEEP_NIGHTS + 2)]'
   assert_success
   jq -e 'map(.fingerprint_changed) | .[1:] | all(startswith("fingerprint changed since the last good night nightly-20261101T023000Z: torch 2.13.0 -> 2.14.0"))' <<<"$output"
   jq -e 'length == 33 and (map(select(.fingerprint != null)) | length) == 31 and .[0].fingerprint != null and .[1].fingerprint == null' \
-    "$ROOT/regressions/$(PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'from mvp.nightly import fingerprints; print(fingerprints.STORE)')"
+    "$ROOT/regressions/$(PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'from mvp.nightly import night_fingerprint; print(night_fingerprint.STORE)')"
   run sim 'index.render([], ROOT / "regressions")'
   [[ $output == *"<td>nightly-20261133T023000Z</td><td>nightly-20261101T023000Z</td><td><code>torch 2.13.0 -&gt; 2.14.0</code>"* ]]
 }

@@ -256,7 +256,7 @@ sys.path.insert(0, os.environ["MVP_REPO"] + "/helpers")
 from pathlib import Path
 from mvp.nightly import suite, main
 src = "".join((Path(os.environ["MVP_REPO"]) / "helpers/mvp" / f).read_text()
-              for f in ("nightly/judge.py", "nightly/history.py", "nightly/resume.py", "jobs/after_sending/resumed_check.py"))
+              for f in ("nightly/judge.py", "nightly/history.py", "nightly/resume_fidelity.py", "jobs/after_sending/resumed_check.py"))
 named = set(re.findall(r'_check\("([a-z_]+)"', src)) | set(re.findall(r'"name": "([a-z_]+)"', src)) \
     | set(re.findall(r'^NAME = "([a-z_]+)"', src, re.M))
 print(sorted(set(suite.CHECKS) ^ (named - {"submitted"})))

@@ -35,16 +35,16 @@ ckpt() {
   job ref ppo "" '{"trainer.save_freq": "2"}' 6
   run py 'import random, sys
 from pathlib import Path
-from mvp.nightly import resume
-print(sorted({resume.stop_step(Path(sys.argv[1]), "ref", random.Random(n))[0] for n in range(200)}))' "$JOBS"
+from mvp.nightly import resume_fidelity
+print(sorted({resume_fidelity.stop_step(Path(sys.argv[1]), "ref", random.Random(n))[0] for n in range(200)}))' "$JOBS"
   assert_output "[2, 3, 4, 5]"
   job short ppo "" '{"trainer.save_freq": "10"}' 6
   run py 'import sys
 from pathlib import Path
 from mvp.worker.errors import MvpError
-from mvp.nightly import resume
+from mvp.nightly import resume_fidelity
 try:
-    resume.stop_step(Path(sys.argv[1]), "short")
+    resume_fidelity.stop_step(Path(sys.argv[1]), "short")
 except MvpError as e:
     print(e)' "$JOBS"
   assert_output "resume fidelity: the reference short logged 6 steps with trainer.save_freq=10: no step after its first checkpoint and before its last step to interrupt at; give the job more steps or a smaller save_freq (MVP_NIGHTLY_OVERRIDES)"
@@ -113,8 +113,8 @@ chain_sft() {
   echo '{"status": "SUCCEEDED"}' >"$JOBS/k-r1/result.json"
   run py 'import json, sys
 from pathlib import Path
-from mvp.nightly import resume
-print(json.dumps(resume.check(Path(sys.argv[1]), ["k", "k-r1"], "ref", 3, {"loss": 0.05, "grad_norm": 0.05})))' "$JOBS"
+from mvp.nightly import resume_fidelity
+print(json.dumps(resume_fidelity.check(Path(sys.argv[1]), ["k", "k-r1"], "ref", 3, {"loss": 0.05, "grad_norm": 0.05})))' "$JOBS"
 }
 
 @test "resume_fidelity: a kill between verl's checkpoint save and its log line (ray_trainer.py:1712, then :1802) leaves the checkpoint's step unlogged and passes; a step before it missing fails" {

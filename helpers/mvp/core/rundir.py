@@ -17,7 +17,7 @@ from ..worker.jobdir import NamedFiles
 FILES = (
     ("history", "history.json", "each night's compact entry (index.record); never pruned"),
     ("index", "index.html", "every night and each job's trend charts"),
-    ("fingerprints", "fingerprints.json", "each night's environment fingerprint and what changed (fingerprints.py)"),
+    ("fingerprints", "fingerprints.json", "each night's environment fingerprint and what changed (night_fingerprint.py)"),
     ("lock", ".nightly.lock", "held by the running night (60): a run never overlaps another"),
     ("log", "<run id>/nightly.log", "everything the night's steps said"),
     ("inputs", "<run id>/inputs.json", "the input manifests' hashes before and after step 30"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..worker import fsutil
 from ..core.rundir import NIGHT, Regressions, file_name
-from . import fingerprints
+from . import night_fingerprint
 from .judge import failed_checks
 from .history import FIGURES, REPLACED, figures, is_good
 from .report import attempt_links, page, verdict
@@ -162,7 +162,7 @@ def render(history: list, regressions: Path) -> str:
             f"failed.</p><table><tr><th>night</th><th>result</th>{head}</tr>{''.join(rows)}</table>"
             f"<h2>Trends</h2><p>Shaded: the band each night's figure was judged against (the median of the job's past good "
             f"nights, plus or minus the tolerance); red: a regressed night.</p>{trends}"
-            f"{fingerprints.index_section(regressions)}")
+            f"{night_fingerprint.index_section(regressions)}")
     return page("Nightly regressions", body)
 
 

@@ -10,7 +10,7 @@ from ..jobs.after_sending.chain import chain_of, resumed_from
 from ..worker.jobdir import JobDir
 from ..core.layout import Layout
 from ..core.rundir import file_name
-from . import bands, resume
+from . import bands, resume_fidelity
 from ..core import metrics
 
 # The files (JobDir names) and directories every judged job directory must hold.
@@ -241,15 +241,15 @@ def add_resume_fidelity(judged: list, plan: dict, jobs: Path, band: dict) -> Non
     if not job or not job.get("submission_id"):
         return
     if not ref or ref.get("status") != "SUCCEEDED":
-        job["checks"].append(resume.check_not_judged(f"the reference {what.get('reference')} did not succeed: "
+        job["checks"].append(resume_fidelity.check_not_judged(f"the reference {what.get('reference')} did not succeed: "
                                                      "nothing uninterrupted to compare with"))
         return
     chain = [a["submission_id"] for a in job.get("attempts") or []] or [job["submission_id"]]
     if not what["stop_at_step"]:
-        job["checks"].append(resume.check_failed("no step was drawn to interrupt at: the job ran uninterrupted "
+        job["checks"].append(resume_fidelity.check_failed("no step was drawn to interrupt at: the job ran uninterrupted "
                                                  "(the night's log says why)"))
     else:
-        job["checks"].append(resume.check(jobs, chain, ref["submission_id"], what["stop_at_step"], band))
+        job["checks"].append(resume_fidelity.check(jobs, chain, ref["submission_id"], what["stop_at_step"], band))
     job["resume"] = what
 
 

@@ -12,7 +12,7 @@ from ..worker import fsutil, kv
 from ..worker.errors import MvpError
 from ..core.dashboard import Dashboard
 from ..core.rundir import Regressions, RunDir
-from . import calibration, control, fingerprints, history, index, judge, report, resume, retention
+from . import calibration, control, night_fingerprint, history, index, judge, report, resume_fidelity, retention
 
 
 def input_manifests(settings) -> dict:
@@ -121,7 +121,7 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
     # worse than its control, fails the night.
     rep["passed"] = not rep["failed_step"] and bool(jobs) and not any(judge.failed_checks(j) for j in jobs) \
         and (pair or {}).get("verdict") != "code"
-    fingerprints.add(rep, run_dir.regressions.path, settings.jobs_dir)
+    night_fingerprint.add(rep, run_dir.regressions.path, settings.jobs_dir)
     rep["summary"] = judge.summary_line(rep)
     fsutil.write_json(run_dir.report, rep)
     fsutil.write_text(run_dir.report_md, report.markdown(rep))
@@ -145,7 +145,7 @@ def judge_main(args, settings) -> int:
 def stop_step_main(args, settings) -> int:
     # --run-dir is checked as every step's is, though the draw reads only the reference's job.
     settings.layout.named(args.run_dir)
-    step, low, high = resume.stop_step(settings.jobs_dir, args.reference)
+    step, low, high = resume_fidelity.stop_step(settings.jobs_dir, args.reference)
     kv.emit(("stop_at_step", step), ("drawn_from", f"{low}-{high}"))
     return 0
 

@@ -2,7 +2,7 @@
 from html import escape
 
 from ..core.rundir import file_name
-from . import bandview, fingerprints
+from . import bandview, night_fingerprint
 from .judge import failed_checks
 
 
@@ -91,7 +91,7 @@ def markdown(report: dict) -> str:
              f"- code snapshot: {report.get('code_id') or '-'}; log: {report['log']}", ""]
     if report.get("failed_step"):
         lines += [f"**Step {report['failed_step']} failed; no job was judged.**", ""]
-    lines += fingerprints.markdown(report)
+    lines += night_fingerprint.markdown(report)
     lines += control_markdown(report)
     lines += ["| job | submission id | status | duration s | steps | step s | throughput | SPS | failed checks |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -150,7 +150,7 @@ def html(report: dict) -> str:
     body = (f"<h1>Nightly regression {escape(report['run_id'])}: {verdict(report['passed'])}</h1>"
             f"<p>Started {escape(report['started_at'])}, finished {escape(report['finished_at'])}; "
             f"code snapshot <code>{escape(report.get('code_id') or '-')}</code>. <a href=\"../{file_name('index')}\">All nights</a></p>"
-            f"{failed_step}{fingerprints.html(report)}{control_html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
+            f"{failed_step}{night_fingerprint.html(report)}{control_html(report)}<table><tr><th>job</th><th>submission id</th><th>status</th><th>duration s</th><th>steps</th>"
             f"<th>step s</th><th>throughput</th><th>SPS</th><th>checks</th></tr>{rows}</table>{details}"
             f"<p><code>{escape(report['summary'])}</code></p>")
     return page(f"Nightly {report['run_id']}", body)

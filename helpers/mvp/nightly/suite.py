@@ -21,7 +21,7 @@ FIELDS = ("name", "spec", "command", "overrides", "checks", "retries", "profiles
 TEMPLATE_SCRIPTS = {"ppo.yaml": "40_submit_ppo_epoch1", "grpo.yaml": "41_submit_grpo_epoch1",
                     "sft.yaml": "42_submit_sft_minimal"}
 GENERIC_SCRIPT = "43_submit_jobspec"
-# The judge's checks (nightly/judge.py, resumed_check.py, resume.py, history.py);
+# The judge's checks (nightly/judge.py, resumed_check.py, resume_fidelity.py, history.py);
 # `submitted` (the submit script gave an id) always counts.
 CHECKS = ("submitted_from_head", "driver_on_worker", "job_dir_complete", "metrics_parsed", "checkpoint_policy",
           "inputs_persisted", "import_from_code_path", "succeeded_in_time", "resumed", "resume_fidelity", "regression",

@@ -41,7 +41,7 @@ class Workload:
         # ckpt_keep.py, and 60's resumed job) and the seed (61's probes).
         self.ckpt_keep_key, self.seed_key = ckpt_keep_key, seed_key
         # (verl's metric, the band's name) a resumed run is compared by, step by
-        # step, with its uninterrupted reference (nightly/resume.py).
+        # step, with its uninterrupted reference (nightly/resume_fidelity.py).
         self.resume_figures = resume_figures
         # verl's trainer, resumed from a checkpoint saved at an epoch's end,
         # trains nothing of the next epoch (epoch_boundary.py): refused.
