@@ -1,4 +1,4 @@
-"""Submitting and controlling a job: the JobSpec, the plan, admission, the
-submission (submit runs on the head), waiting, status, archiving and retries
-(wait, status, logs and stop run on this host; each command's place is
-declared beside its add_parser in __main__.py)."""
+"""A job's life, one sub-package per stage: spec/ (a JobSpec becoming a plan), sending/ (admission and
+the submission, on the head), after_sending/ (waiting, logs, stop, archiving, retries) and inspection/
+(status, progress, the step table); each command's place is declared beside its add_parser in
+__main__.py."""
