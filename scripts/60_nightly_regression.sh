@@ -190,7 +190,7 @@ submit_interrupted() {
   fi
   # verl's checkpoint limit (its key the suite helper's, from the workload
   # table), which the runbook honours across the resume
-  # (helpers/mvp/jobs/spec/ckpt_keep.py); the night's own overrides come after it.
+  # (helpers/mvp/jobs/planning/ckpt_keep.py); the night's own overrides come after it.
   WORDS=(--override "${SUITE[resume_ckpt_keep_key]}=1" "${WORDS[@]}")
   local how="uninterrupted"
   ((STOP_AT == 0)) || how="its trainer SIGKILLed once verl logged step $STOP_AT (drawn from ${answer[drawn_from]})"

@@ -157,7 +157,7 @@ def _shared_root_commands(sub) -> None:
     c.add_argument("--git-subject", default="", help="with --git-commit: the commit's subject")
     c.add_argument("--git-rev", default="", help="with --git-commit: the rev it was asked as")
     c.add_argument("--git-repo", default="", help="with --git-commit: the checkout it is from")
-    c.set_defaults(func=module_command("jobs.spec.code_snapshot", "main"), place=DATA)
+    c.set_defaults(func=module_command("jobs.planning.code_snapshot", "main"), place=DATA)
 
     c = sub.add_parser("layout", help="the shared root's directories (the text of shared-layout.txt)")
     c.set_defaults(func=module_command("core.layout", "main"), place=HEAD)

@@ -306,7 +306,7 @@ mlflow_holds_steps() {
   done
 }
 
-# tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/jobs/spec/tracking.py) as
+# tracked FIRST RETRY KEY: the chain's tracking (helpers/mvp/jobs/planning/tracking.py) as
 # real verl and wandb left it: console kept first in trainer.logger; each
 # job's W&B offline run is the chain's one id (WANDB_RUN_ID, WANDB_RESUME=allow);
 # the retry's TensorBoard events (written by verl's _TensorboardAdapter into

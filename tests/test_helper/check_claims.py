@@ -24,7 +24,7 @@ is true:
 - docs/settings.md has each setting once; docs/testing.md's table names each
   tier's bats files with their number of tests;
 - docs/ARCHITECTURE.md's tables name every module of helpers/mvp/ (by its path
-  there: `jobs/spec/plan.py`) and every file of scripts/lib/, and nothing that is
+  there: `jobs/planning/plan.py`) and every file of scripts/lib/, and nothing that is
   not there;
 - a script that passes words through (70's SCRIPT [ARGS...]) is written with
   its flags before those words, in a page and in its --help's usage line;

@@ -123,7 +123,7 @@ mvp_preflight_facts() {
   local dir=$1 module
   [[ -f $MVP_REAL_VERL/trainer/config/ppo_trainer.yaml ]] || { echo "no $MVP_REAL_VERL; run make setup" >&2; return 1; }
   for module in verl.trainer.main_ppo verl.trainer.sft_trainer_ray; do
-    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.spec.preflight "${MVP_REAL_VERL%/verl}" "$module" \
+    PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.planning.preflight "${MVP_REAL_VERL%/verl}" "$module" \
       --cache-dir "$dir" 2>/dev/null || return 1
   done
 }

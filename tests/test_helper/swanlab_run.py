@@ -4,7 +4,7 @@
       runs the snapshot's own verl/utils/tracking.py `Tracking` with
       trainer.logger BACKENDS (comma-separated; console,swanlab when not
       given; console imports torch, ~2.5 s), logs steps 1-3 of `score` (0.1 x
-      step) and finishes. `runbook`: the environment helpers/mvp/jobs/spec/tracking.py
+      step) and finishes. `runbook`: the environment helpers/mvp/jobs/planning/tracking.py
       `apply` computes for the job is set first; `bare`: none of it.
       verl's package __init__ files (they import torch, ~10 s) are skipped:
       verl and verl.utils are bound to the snapshot's directories, so
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE.parent.parent / "helpers"))
 
 def run(code_path: Path, job_dir: Path, how: str, names: list) -> None:
     if how == "runbook":
-        from mvp.jobs.spec import tracking
+        from mvp.jobs.planning import tracking
         env = {}
         tracking.apply({"trainer.logger": "[" + ",".join(names) + "]"}, env, job_dir, job_dir.name, code_path, "the test")
         os.environ.update(env)

@@ -402,7 +402,7 @@ print(json.loads(argv[argv.index("--runtime-env-json") + 1])["env_vars"]["PYTHON
 @test "profile: the cluster check refuses a CPU-profile job where Ray found accelerators, and a GPU job where it found none" {
   run "$MVP_REPO/.venv/bin/python" - <<'PY'
 import sys; sys.path.insert(0, "helpers")
-from mvp.jobs.spec import trainer_profile
+from mvp.jobs.planning import trainer_profile
 from mvp.worker.errors import MvpError
 cpu_node = {"state": "ALIVE", "node_ip": "10.0.0.3", "resources_total": {"CPU": 16, "GPU": 4, "worker_node": 100}}
 gpu_node = {"state": "ALIVE", "node_ip": "10.0.0.4", "resources_total": {"GPU": 8, "accelerator_type:H100": 1}}
@@ -425,7 +425,7 @@ PY
   run "$MVP_REPO/.venv/bin/python" - <<'PY'
 import json, sys
 sys.path.insert(0, "helpers")
-from mvp.jobs.spec import trainer_profile
+from mvp.jobs.planning import trainer_profile
 o = trainer_profile.overlay("gpu-smoke", "grpo")
 print(json.dumps({"env": o.env_vars, "ov": o.overrides, "pp": o.pythonpath}, sort_keys=True))
 PY
@@ -487,7 +487,7 @@ PY
 import json, sys
 from pathlib import Path
 from omegaconf import OmegaConf
-from mvp.jobs.spec import preflight
+from mvp.jobs.planning import preflight
 cfg = preflight._compose(Path(sys.argv[1]) / "trainer" / "config", "ppo_trainer", ["data.train_files=" + sys.argv[2]])
 print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$files"
   assert_success
@@ -534,7 +534,7 @@ print(json.dumps(OmegaConf.to_container(cfg.data.train_files)))' "$REAL_VERL" "$
 @test "jobspec: a job directory or launcher path a shell would re-parse (a \$ in it) is refused, naming it; the launcher is checked beside it" {
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import sys
 from pathlib import Path
-from mvp.jobs.spec import plan
+from mvp.jobs.planning import plan
 from mvp.worker.errors import MvpError
 for p in sys.argv[1:]:
     try:
@@ -612,11 +612,11 @@ open(sys.argv[2], "w").write(eval(sys.argv[4]))' "$MVP_REAL_VERL/$f" "$snap/verl
   [[ $stderr != *" !    "* ]]
   # The release make setup unpacks (tests/fixtures/real_verl.sh) is the newest the preflight calls tested.
   run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
-from mvp.jobs.spec import verl_release; print(max(verl_release.TESTED, key=verl_release._numbers))' "$MVP_REPO/helpers"
+from mvp.jobs.planning import verl_release; print(max(verl_release.TESTED, key=verl_release._numbers))' "$MVP_REPO/helpers"
   assert_output "$(sed -n 's/^VERL_VERSION=//p' "$MVP_REPO/tests/fixtures/real_verl.sh")"
   # Every release the preflight calls tested is one the tiers unpack (real_verl.sh's RELEASES), and no other.
   run "$MVP_REPO/.venv/bin/python" -c 'import sys; sys.path.insert(0, sys.argv[1])
-from mvp.jobs.spec import verl_release; print(" ".join(sorted(verl_release.TESTED)))' "$MVP_REPO/helpers"
+from mvp.jobs.planning import verl_release; print(" ".join(sorted(verl_release.TESTED)))' "$MVP_REPO/helpers"
   assert_output "$(sed -n 's/^  \[\([0-9.]*\)\]=[0-9a-f]*$/\1/p' "$MVP_REPO/tests/fixtures/real_verl.sh" | sort | paste -sd ' ')"
 }
 

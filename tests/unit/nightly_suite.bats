@@ -235,7 +235,7 @@ sft ['resume_ckpt_keep_key=trainer.max_ckpt_to_keep']
   local rule
   rule=$(printf 'workload: grpo\nmodel: m\ndataset: {train: t.parquet}\nretries: 21\n' | PYTHONPATH=$MVP_REPO/helpers \
     "$MVP_REPO/.venv/bin/python" -c 'import sys
-from mvp.jobs.spec import jobspec
+from mvp.jobs.planning import jobspec
 from mvp.worker.errors import MvpError
 try:
     jobspec.parse_jobspec(sys.stdin.read(), "spec.yaml")

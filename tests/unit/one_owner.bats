@@ -331,7 +331,7 @@ runtimes = sorted(p.name[len("runtime_"):-3] for p in (root / "scripts" / "lib")
 profiles = entries["MVP_TRAINER_PROFILE"].type.split()[1:]
 if sorted(entries["MVP_RUNTIME"].type.split()[1:]) != runtimes:
     print(f"MVP_RUNTIME's type {entries['MVP_RUNTIME'].type} is not the runtimes {runtimes}")
-from mvp.jobs.spec import trainer_profile
+from mvp.jobs.planning import trainer_profile
 if tuple(profiles) != trainer_profile.PROFILES:
     print(f"MVP_TRAINER_PROFILE's type {entries['MVP_TRAINER_PROFILE'].type} is not trainer_profile.py's PROFILES {trainer_profile.PROFILES}")
 for e in entries.values():
@@ -395,14 +395,14 @@ check_layout_paths() {
 }
 
 # check_workload_facts ROOT: a per-workload fact (a key, a figure, a
-# behaviour of verl's trainer) is a field of helpers/mvp/jobs/spec/workloads.py's
+# behaviour of verl's trainer) is a field of helpers/mvp/jobs/planning/workloads.py's
 # table; no other file of helpers/mvp or scripts/ compares a workload with a
 # name or keys a mapping by one. FILE:LINE each, exit 1 if any.
 check_workload_facts() {
   local hits
   hits=$(grep -rnE --include=*.py --include=*.sh --exclude-dir=__pycache__ \
     "workload[^=]*(==|!=) *[\"']?(ppo|grpo|sft)\\b|(^|[{,]) *[\"'](ppo|grpo|sft)[\"'] *:" "$1/helpers/mvp" "$1/scripts" |
-    grep -v '^[^:]*/helpers/mvp/jobs/spec/workloads.py:') || return 0
+    grep -v '^[^:]*/helpers/mvp/jobs/planning/workloads.py:') || return 0
   echo "$hits"
   return 1
 }
@@ -416,13 +416,13 @@ check_workload_facts() {
 @test "one owner: a planted per-workload fact in plan.py, a mapping by workload in bisection.py and 60's bash copy fail the check with their file and line" {
   local tree=$BATS_TEST_TMPDIR/tree
   copy_tree "$tree"
-  printf '%s\n' '    if workload == "sft":' >>"$tree/helpers/mvp/jobs/spec/plan.py"
+  printf '%s\n' '    if workload == "sft":' >>"$tree/helpers/mvp/jobs/planning/plan.py"
   printf '%s\n' 'SEED_KEYS = {"ppo": "data.seed", "grpo": "data.seed", "sft": "trainer.seed"}' >>"$tree/helpers/mvp/nightly/bisection.py"
   printf '%s\n' '  [[ ${SUITE[job_${job}_workload]} != sft ]] || keep=trainer.max_ckpt_to_keep=1' >>"$tree/scripts/60_nightly_regression.sh"
   run check_workload_facts "$tree"
   assert_failure 1
   assert_equal "${#lines[@]}" 3
-  assert_line --regexp "^$tree/helpers/mvp/jobs/spec/plan.py:[0-9]+:    if workload == \"sft\":$"
+  assert_line --regexp "^$tree/helpers/mvp/jobs/planning/plan.py:[0-9]+:    if workload == \"sft\":$"
   assert_line --regexp "^$tree/helpers/mvp/nightly/bisection.py:[0-9]+:SEED_KEYS = "
   assert_line --regexp "^$tree/scripts/60_nightly_regression.sh:[0-9]+:  \[\[ "
 }
@@ -438,7 +438,7 @@ check_lists() {
 import re, sys
 from pathlib import Path
 from mvp.nightly import suite
-from mvp.jobs.spec import trainer_profile
+from mvp.jobs.planning import trainer_profile
 
 root = Path(sys.argv[1])
 lists = {"check": (set(suite.CHECKS), root / "helpers/mvp/nightly/suite.py"),

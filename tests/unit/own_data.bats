@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# A user's own parquet checked as verl 0.9.1 reads it (helpers/mvp/jobs/spec/datacheck.py):
+# A user's own parquet checked as verl 0.9.1 reads it (helpers/mvp/jobs/planning/datacheck.py):
 # each ported rule (its verl file:line in datacheck.py) refuses a planted
 # violation in one ERROR line naming the column or row. The files are real
 # parquet written with pyarrow; the tokenizer is a real one (a BPE trained here,
@@ -46,7 +46,7 @@ datacheck() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$@" <<'PY'
 import sys
 from pathlib import Path
-from mvp.jobs.spec import datacheck
+from mvp.jobs.planning import datacheck
 from mvp.worker.errors import MvpError
 cases, case = [], []
 for word in sys.argv[1:] + ["--"]:
@@ -150,7 +150,7 @@ PY
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$MODEL" <<'PY'
 import sys
 from pathlib import Path
-from mvp.jobs.spec import datacheck
+from mvp.jobs.planning import datacheck
 tok = datacheck.load_tokenizer(Path(sys.argv[1]))
 rows = [[{"role": "user", "content": "A crate holds 3 red balls. " * n}] for n in range(1, 30)]
 rows += [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2 + 2?"},
@@ -209,7 +209,7 @@ PY
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$F" "$BATS_TEST_TMPDIR/cache" <<'PY'
 import sys, time
 from pathlib import Path
-from mvp.jobs.spec import datacheck
+from mvp.jobs.planning import datacheck
 f, cache = Path(sys.argv[1]), Path(sys.argv[2])
 first = datacheck.check([("dataset.train", f)], "rl", {}, f.parent, cache)
 assert len(list((cache / "data").glob("*.json"))) == 1

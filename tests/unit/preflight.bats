@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The preflight (helpers/mvp/jobs/spec/preflight.py): a job's overrides composed with
+# The preflight (helpers/mvp/jobs/planning/preflight.py): a job's overrides composed with
 # Hydra against its snapshot's own verl config, on the real verl 0.9.1 tree
 # (.mvp/cache/verl-0.9.1, unpacked from the PyPI wheel by `make setup`) and on
 # the stand-in's test tree. Refusals are one ERROR line and exit 1.
@@ -28,7 +28,7 @@ setup() {
 }
 
 preflight() {
-  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.spec.preflight --cache-dir "$CACHE" "$@"
+  PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -m mvp.jobs.planning.preflight --cache-dir "$CACHE" "$@"
 }
 
 # template_args WORKLOAD: the template's overrides in the array ARGS.
@@ -190,13 +190,13 @@ PY
 }
 
 # reward_check CODE_PATH FILE [KEY=VALUE...]: which reward serves FILE's data
-# sources (helpers/mvp/jobs/spec/rewards.py), as the plan asks with the job's
+# sources (helpers/mvp/jobs/planning/rewards.py), as the plan asks with the job's
 # final overrides; its lines on stdout, a refusal as its ERROR line (exit 1).
 reward_check() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" - "$CACHE" "$@" <<'PY'
 import sys
 from pathlib import Path
-from mvp.jobs.spec import rewards
+from mvp.jobs.planning import rewards
 from mvp.worker.errors import MvpError
 cache, code, data, *sets = sys.argv[1:]
 try:

@@ -16,7 +16,7 @@ setup() {
 }
 
 @test "python structure: plan.py and preflight.py have no function over 40 lines" {
-  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/jobs/spec/plan.py" "$MVP_REPO/helpers/mvp/jobs/spec/preflight.py"
+  run "${CHECK[@]}" "$MVP_REPO/helpers/mvp" --short-functions "$MVP_REPO/helpers/mvp/jobs/planning/plan.py" "$MVP_REPO/helpers/mvp/jobs/planning/preflight.py"
   assert_success
   assert_output ""
 }

@@ -57,7 +57,7 @@ except MvpError as e:
   echo "def load_checkpoint(self): pass" >"$code/verl/utils/checkpoint/checkpoint_handler.py"
   local check='import sys
 from pathlib import Path
-from mvp.jobs.spec import epoch_boundary
+from mvp.jobs.planning import epoch_boundary
 from mvp.worker.errors import MvpError
 try:
     epoch_boundary.check(Path(sys.argv[1]), int(sys.argv[2]), "sft1/global_step_" + sys.argv[2], Path(sys.argv[3]))
@@ -81,7 +81,7 @@ except MvpError as e:
   ckpt a-r1 6
   local enforce='import sys
 from pathlib import Path
-from mvp.jobs.spec import ckpt_keep
+from mvp.jobs.planning import ckpt_keep
 print(" ".join(f"{p.parent.parent.name}/{p.name}" for p in ckpt_keep.enforce(Path(sys.argv[1]), sys.argv[2])))'
   run py "$enforce" "$JOBS" a
   assert_output ""

@@ -24,7 +24,7 @@ jobspec_with() {
 
 parse_jobspec() {
   py 'import sys
-from mvp.jobs.spec import jobspec
+from mvp.jobs.planning import jobspec
 from mvp.worker.errors import MvpError
 try:
     print(jobspec.parse_jobspec(sys.stdin.read(), "spec.yaml").get("retries"))

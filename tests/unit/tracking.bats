@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Experiment tracking as verl 0.9.1 does it (helpers/mvp/jobs/spec/tracking.py, ported
+# Experiment tracking as verl 0.9.1 does it (helpers/mvp/jobs/planning/tracking.py, ported
 # from verl/utils/tracking.py): trainer.logger is the user's with console kept,
 # each backend's output is sent into the job directory unless the job says
 # otherwise, a chain of resumptions is one W&B run, and the trackers' keys are

@@ -21,7 +21,7 @@ setup() {
   cp -r "$MVP_REPO/scripts" "$MVP_REPO/helpers" "$MVP_REPO/docs" "$tree/"
   # shellcheck disable=SC2016 # the script's text, not this shell's
   printf '%s\n' 'mvp::log::die "the planted refusal of $thing; do what it says"' >>"$tree/scripts/52_stop.sh"
-  printf '%s\n' 'raise MvpError(f"a planted helper refusal {x}: no row yet")' >>"$tree/helpers/mvp/jobs/spec/plan.py"
+  printf '%s\n' 'raise MvpError(f"a planted helper refusal {x}: no row yet")' >>"$tree/helpers/mvp/jobs/planning/plan.py"
   sed -i 's/^mvp::log::die "--config needs a file"/mvp::log::die "--config needs a config file"/; s/"--config needs a file"/"--config needs a config file"/' \
     "$tree/scripts/lib/flags.sh"
   run "${LINES[@]}" "$tree" --check

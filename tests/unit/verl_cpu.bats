@@ -86,7 +86,7 @@ print(get_device_name())' 2>/dev/null
   grep -q "^MVP_CPU_LAYER_FAILED: the runbook's CPU layer cannot serve this verl: cannot import name 'RolloutReplicaRegistry'" <<<"$stderr"
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
 import sys
-from mvp.jobs.spec import verl_release
+from mvp.jobs.planning import verl_release
 print(verl_release.died_in_layer(sys.stdin.read()))' <<<"$stderr"
   assert_output --regexp "^MVP_CPU_LAYER_FAILED: .*RolloutReplicaRegistry"
 }

@@ -33,13 +33,13 @@ from typing import Optional
 from ..worker import fsutil, kv
 from ..core import log
 from ..jobs.sending import admission
-from ..jobs.spec import verl_release
+from ..jobs.planning import verl_release
 from ..worker.errors import MvpError
 from ..worker.jobdir import JobDir
 from ..core.rundir import Regressions, RunDir, file_name
 from . import bands, history, judge, report, suite
 from .judge import failed_checks
-from ..jobs.spec.workloads import WORKLOADS
+from ..jobs.planning.workloads import WORKLOADS
 
 BAD_INPUT = 2
 GOOD_RUNS = 2

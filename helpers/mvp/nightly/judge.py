@@ -5,7 +5,7 @@ import shlex
 from pathlib import Path
 
 from ..jobs.after_sending import bundle, job_fingerprint, resumed_check
-from ..jobs.spec import ckpt_keep, workloads
+from ..jobs.planning import ckpt_keep, workloads
 from ..jobs.after_sending.chain import chain_of, resumed_from
 from ..worker.jobdir import JobDir
 from ..core.layout import Layout

@@ -23,7 +23,7 @@ directories alone:
 import random
 from pathlib import Path
 
-from ..jobs.spec import ckpt_keep, workloads
+from ..jobs.planning import ckpt_keep, workloads
 from ..jobs.after_sending import resumed_check
 from ..jobs.after_sending.chain import chain_text, resumed_from
 from ..worker import fsutil

@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..jobs.spec import cmdline, jobspec, trainer_profile, workloads
+from ..jobs.planning import cmdline, jobspec, trainer_profile, workloads
 from ..worker import kv
 from ..worker.errors import MvpError
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from ..jobs.spec import jobspec, plan as plan_mod
+from ..jobs.planning import jobspec, plan as plan_mod
 from . import kuberay_rules
 from ..core import log
 from ..worker import redact

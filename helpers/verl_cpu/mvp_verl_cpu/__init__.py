@@ -20,7 +20,7 @@ from . import torch_shims
 # The line this layer prints when the verl it runs in lacks a name it
 # registers with (a release or commit that renamed one): a job that dies here
 # died in the runbook's layer, not in verl; the runbook reads the marker
-# (helpers/mvp/jobs/spec/verl_release.py) to tell the two apart.
+# (helpers/mvp/jobs/planning/verl_release.py) to tell the two apart.
 LAYER_FAILED = "MVP_CPU_LAYER_FAILED"
 
 torch_shims.install()

@@ -24,7 +24,7 @@ from typing import Optional
 from ...worker import fsutil
 from ...worker.errors import MvpError
 from ...worker.jobdir import JobDir
-from ..spec.verl_release import release
+from ..planning.verl_release import release
 
 # The keys a person reads first; the rest (each package) after them.
 FIRST = ("snapshot.id", "snapshot.verl", "snapshot.commit", "snapshot.files_sha256", "torch", "cuda", "nccl", "gpu_driver", "python",

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import archive, poll_until_end, node_access
-from ..spec import ckpt_keep
+from ..planning import ckpt_keep
 from ...cluster import cluster_registry
 from ...worker import jobdir, kv
 from ...core import log

@@ -17,10 +17,10 @@ from jobenv import mvp_private_env
 
 from . import admission, gpus
 from ..after_sending import bundle, job_fingerprint
-from ..spec import jobspec, trainer_profile
+from ..planning import jobspec, trainer_profile
 from ...worker import fsutil, jobdir, kv, redact
 from ...core import log
-from ..spec import plan as plan_mod
+from ..planning import plan as plan_mod
 from ...core.dashboard import Dashboard
 from ...worker.errors import MvpError
 from ...worker.jobdir import JobDir

@@ -358,10 +358,10 @@ def check(code_path: Path, module: str, overrides: list, cache_dir: Optional[Pat
 
 
 def main(argv: Optional[list] = None) -> int:
-    """python -m mvp.jobs.spec.preflight CODE_PATH MODULE [--cache-dir DIR] [--reward-key] [OVERRIDE...]"""
+    """python -m mvp.jobs.planning.preflight CODE_PATH MODULE [--cache-dir DIR] [--reward-key] [OVERRIDE...]"""
     import argparse
     import sys
-    p = argparse.ArgumentParser(prog="python -m mvp.jobs.spec.preflight", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mvp.jobs.planning.preflight", description=__doc__.split("\n")[0])
     p.add_argument("code_path", type=Path)
     p.add_argument("module", help="the entrypoint, e.g. verl.trainer.main_ppo")
     p.add_argument("--cache-dir", type=Path)
