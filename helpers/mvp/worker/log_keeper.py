@@ -268,11 +268,11 @@ def keep_node(logs_dir: str, dst_dir: str, job_hex: str, job_over, every_s: floa
     lock = _lock_node_dir(dst_dir, closed)
     if lock is None:
         return
-    if first:
-        first()
     known, pos, outs, t0, due = {}, {}, {}, time.monotonic(), sync_times(every_s)
     next_at = 0.0
     try:
+        if first:
+            first()
         while True:
             names = job_files(logs_dir, job_hex, known)
             over = job_over(names)
