@@ -62,6 +62,13 @@ def suite_words(suite_file: Path) -> dict:
     return out
 
 
+def machine() -> str:
+    """The machine the night ran on, as the replay groups nights: this boot's
+    id (a host name like `vm` names many machines; a boot is one)."""
+    boot = Path("/proc/sys/kernel/random/boot_id")
+    return "boot-" + boot.read_text().strip()[:8] if boot.is_file() else socket.gethostname()
+
+
 def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: str, commit: str, source: str) -> list:
     report = fsutil.read_json(run_dir / "report.json")
     out = []
@@ -78,7 +85,7 @@ def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: 
         regression = next((c for c in job["checks"] if c["name"] == "regression"), {})
         out.append({
             "schema": SCHEMA, "record": f"{report['run_id']}/{job['name']}", "night": report["run_id"],
-            "recorded_at": report["started_at"], "host": socket.gethostname(), "job": job["name"],
+            "recorded_at": report["started_at"], "host": socket.gethostname(), "machine": machine(), "job": job["name"],
             "workload": job.get("workload"), "planted": planted or None, "plant_commit": commit or None,
             "code_id": report.get("code_id"), "data_source": source, "profile": os.environ.get("MVP_TRAINER_PROFILE", ""),
             "profile_sha256": calibration.profile_sha256(os.environ.get("MVP_TRAINER_PROFILE", "")),

@@ -171,3 +171,19 @@ print(text == cal.docs_block(text, cal.read_calibration()))'
   assert_success
   assert_output True
 }
+
+@test "detector machines: a night is judged only against same-code nights of its own machine; every record names its machine or its file is in corpus/machines.json" {
+  run py 'import json, random
+from statistics import mean
+s = cal.JudgeSettings()
+same, planted = cal.nights_of(records)
+rng = random.Random(1)
+alone = {n: n for n in same}  # each night on a machine of its own: no history anywhere
+named = set(json.load(open(cal.CORPUS / cal.MACHINES)).values())
+print(json.dumps({"alone": len(cal.false_alarms(same, s, rng, 1, 3, machine=alone)),
+                  "alone_planted": len(cal.detections(planted, same, s, rng, 1, 3, machine=alone)),
+                  "together": len(cal.false_alarms(same, s, rng, 1, 3, machine=cal.machines_of(records))),
+                  "unnamed": sorted({r["machine"] for r in records if r["machine"] not in named and not r["machine"].startswith("boot-")})}))'
+  assert_success
+  jq -e '.alone == 0 and .alone_planted == 0 and .together > 0 and .unnamed == []' <<<"$output"
+}

@@ -4,7 +4,8 @@ feeds the corpus to the judge exactly as nights would meet it and counts.
 
 - False alarms: a same-code night (one recorded night of the suite's jobs,
   each job SUCCEEDED) judged against MVP_NIGHTLY_HISTORY other same-code
-  nights drawn at random as its good history (leave-one-out: never itself),
+  nights of its own machine drawn at random as its good history
+  (leave-one-out: never itself; a nightly's history is its own cluster's),
   every job with the check `regression` (history.check: the bands and the
   single figures); the night is a false alarm when any job's check fails.
   The warm-up nights (MVP_NIGHTLY_MIN_HISTORY .. HISTORY - 1 good nights) are
@@ -12,7 +13,7 @@ feeds the corpus to the judge exactly as nights would meet it and counts.
   (runs are resampled, so that pseudo-nights sharing runs are not counted
   as independent).
 - Detection: a planted run (a fork's commit, bench/detector/plant.sh) as
-  tonight's run of its job, against a same-code history as above, on its
+  tonight's run of its job, against a same-code history of its machine, on its
   first bad night (the history holds no bad night); detected when that job's
   check `regression` fails.
 - Bisection: bisection.verdict of a planted run against two same-code runs of
@@ -52,6 +53,9 @@ REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "tests/fixtures/detector/corpus"
 CALIBRATION = REPO / "config/detector.json"
 SEED = 20261128
+# The corpus's table of the machine each file's records ran on, for the
+# files recorded before records named it (tests/fixtures/detector/README.md).
+MACHINES = "machines.json"
 
 
 class JudgeSettings(Settings):
@@ -72,13 +76,24 @@ class JudgeSettings(Settings):
 
 
 def load(corpus: Path = CORPUS) -> list:
-    """Every record of the corpus's files (*.jsonl, *.jsonl.gz), oldest file first."""
+    """Every record of the corpus's files (*.jsonl, *.jsonl.gz), oldest file
+    first, each with the `machine` it ran on: the one the record names (the
+    recorder's boot id), else the one MACHINES names for its file (files
+    recorded before records named it), else its file's own name."""
+    named = fsutil.read_json(corpus / MACHINES, {}) or {}
     out = []
     for path in sorted(corpus.glob("*.jsonl*")):
+        stem = path.name.split(".jsonl")[0]
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt", encoding="utf-8") as f:
-            out.extend(json.loads(line) for line in f if line.strip())
+            out.extend({"machine": named.get(stem, stem), **json.loads(line)} for line in f if line.strip())
     return out
+
+
+def machines_of(records: list) -> dict:
+    """night -> the machine it ran on: a night is judged against a history
+    of its own machine's nights, as a nightly's cluster keeps its own."""
+    return {r["night"]: r.get("machine") for r in records}
 
 
 def profile_sha256(profile: str = "cpu") -> str:
@@ -160,13 +175,15 @@ def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = No
 
 
 def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None,
-                 blamed: Optional[dict] = None) -> list:
+                 blamed: Optional[dict] = None, machine: Optional[dict] = None) -> list:
     """One 0/1 per pseudo-night: tonight each recorded night in turn (or
-    those of `ids`, a resample), `size` other nights at random as history."""
+    those of `ids`, a resample), `size` other nights of its machine (`machine`:
+    night -> machine; none: one machine) at random as history."""
     ids = ids or sorted(same)
+    machine = machine or {}
     out = []
     for t in ids:
-        others = sorted({n for n in ids if n != t})
+        others = sorted({n for n in ids if n != t and machine.get(n) == machine.get(t)})
         if len(others) < size:
             continue
         for _ in range(draws):
@@ -175,14 +192,15 @@ def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int
     return out
 
 
-def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: int) -> float:
+def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: int,
+                   machine: Optional[dict] = None) -> float:
     """The 97.5th percentile of the false-alarm rate over resamples of the nights."""
     names = sorted(same)
     rates = []
     for _ in range(boot):
         pick = [rng.choice(names) for _ in names]
         # A night drawn twice is one run: tonight never meets its own copy in the history.
-        alarms = false_alarms(same, settings, rng, 1, size, pick)
+        alarms = false_alarms(same, settings, rng, 1, size, pick, machine=machine)
         if alarms:
             rates.append(mean(alarms))
     rates.sort()
@@ -190,13 +208,17 @@ def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: in
 
 
 def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int,
-               blamed: Optional[dict] = None) -> dict:
-    """kind -> [the fraction of `draws` histories against which the planted
-    job's check `regression` failed, one per planted run]; `blamed`: kind ->
-    {"job: figure": times it regressed}."""
+               blamed: Optional[dict] = None, machine: Optional[dict] = None) -> dict:
+    """kind -> [the fraction of `draws` histories (same-code nights of the
+    planted run's machine) against which the planted job's check
+    `regression` failed, one per planted run whose machine has a judged
+    history]; `blamed`: kind -> {"job: figure": times it regressed}."""
     out: dict = {}
-    names = sorted(same)
+    machine = machine or {}
     for rec in planted:
+        names = sorted(n for n in same if machine.get(n) == (rec.get("machine") if machine else None))
+        if len(names) < settings.nightly_min_history:
+            continue
         hits = 0
         for _ in range(draws):
             refs = [same[n] for n in rng.sample(names, min(size, len(names)))]
@@ -217,10 +239,11 @@ def bisections(planted: list, same_records: list, settings, rng: random.Random, 
     leading steps judged BAD}; 'same-code' -> same-code probes judged BAD."""
     by_job: dict = {}
     for rec in same_records:
-        by_job.setdefault(rec["job"], []).append(rec)
+        by_job.setdefault((rec["job"], rec.get("machine")), []).append(rec)
     out: dict = {}
     for rec in planted + same_records:
-        pool = [g for g in by_job.get(rec["job"], []) if g is not rec]
+        # GOOD's probes run on the cluster the bisection runs on: the probe's own machine.
+        pool = [g for g in by_job.get((rec["job"], rec.get("machine")), []) if g is not rec]
         if len(pool) < bisection.GOOD_RUNS:
             continue
         kind = rec.get("planted") or "same-code"
@@ -291,13 +314,15 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     settings = settings or JudgeSettings()
     rng = random.Random(SEED)
     size = settings.nightly_history
-    same, planted = nights_of(regime_of(records, size, profile_sha256())[1])
-    rate = 100 * mean(false_alarms(same, settings, rng, draws, size))
+    records = regime_of(records, size, profile_sha256())[1]
+    same, planted = nights_of(records)
+    machine = machines_of(records)
+    rate = 100 * mean(false_alarms(same, settings, rng, draws, size, machine=machine))
     out = []
     if rate > measured["false_alarms_per_100_nights_ci95_high"]:
         out.append(f"false alarms {rate:.2f} per 100 nights, above the 95% interval's high end "
                    f"{measured['false_alarms_per_100_nights_ci95_high']} measured in config/detector.json")
-    for kind, hits in sorted(detections(planted, same, settings, rng, draws, size).items()):
+    for kind, hits in sorted(detections(planted, same, settings, rng, draws, size, machine=machine).items()):
         low = measured["detected"].get(kind, {}).get("ci95_low", 0.0)
         if mean(hits) < low:
             out.append(f"detected.{kind} {mean(hits):.3f}, below the 95% interval's low end {low} measured in "
@@ -312,28 +337,33 @@ def corpus_of(records: list, same: dict) -> dict:
         per_job = runs.setdefault(r.get("planted") or "same-code", {})
         per_job[r["job"]] = per_job.get(r["job"], 0) + 1
     dates = sorted(r["recorded_at"][:10] for r in records)
-    return {"records": len(records), "same_code_nights": len(same), "runs": runs,
+    nights_on: dict = {}
+    for night, m in machines_of(records).items():
+        if night in same:
+            nights_on[m] = nights_on.get(m, 0) + 1
+    return {"records": len(records), "same_code_nights": len(same), "runs": runs, "machines": nights_on,
             "first": dates[0] if dates else None, "last": dates[-1] if dates else None,
             "jobs": sorted({r["job"] for r in records})}
 
 
-def by_job(same: dict, settings, rng: random.Random, draws: int, size: int) -> dict:
+def by_job(same: dict, settings, rng: random.Random, draws: int, size: int, machine: dict) -> dict:
     """Each job's own false alarms per 100 nights (the night's other jobs left out)."""
     out = {}
     for name in sorted({j for night in same.values() for j in night}):
         sub = {n: {name: jobs[name]} for n, jobs in same.items() if name in jobs}
         if len(sub) > size:
-            out[name] = round(100 * mean(false_alarms(sub, settings, rng, draws, size)), 2)
+            out[name] = round(100 * mean(false_alarms(sub, settings, rng, draws, size, machine=machine)), 2)
     return out
 
 
-def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int, rate: float) -> float:
+def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int, rate: float,
+                  machine: dict) -> float:
     """The 95% interval's upper end: a bootstrap over the recorded nights, and
     never below the exact binomial bound for as many independent nights as
     were recorded (pseudo-nights share runs: 0 alarms in 10 recorded nights is
     not 0 in 200). With few more nights than the history, most resamples hold
     too few distinct nights, and the bootstrap gives no figure."""
-    boot_high = bootstrap_high(same, settings, rng, boot, size)
+    boot_high = bootstrap_high(same, settings, rng, boot, size, machine)
     high = binomial_high(round(rate * len(same)), len(same))
     return high if math.isnan(boot_high) else max(boot_high, high)
 
@@ -352,18 +382,18 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     current = profile_sha256()
     chosen, records_in = regime_of(records, size, current)
     same, planted = nights_of(records_in)
-    if len(same) <= size:
-        raise MvpError(f"the corpus has {len(same)} same-code nights of one CPU profile; the replay needs more than "
-                       f"MVP_NIGHTLY_HISTORY={size}; record more (bench/detector/record.sh)")
+    machine, corpus = machines_of(records_in), corpus_of(records_in, same)
+    if max(corpus["machines"].values(), default=0) <= size:
+        raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
+                       f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
     blamed: dict = {}
-    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed)
+    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine)
     rate = mean(alarms)
-    warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h)), 2)
+    warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h, machine=machine)), 2)
             for h in range(settings.nightly_min_history, size)}
-    high = interval_high(same, settings, rng, boot, size, rate)
+    high = interval_high(same, settings, rng, boot, size, rate, machine)
     shown: dict = {}
-    found = detections(planted, same, settings, rng, draws, size, shown)
-    corpus = corpus_of(records_in, same)
+    found = detections(planted, same, settings, rng, draws, size, shown, machine)
     same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
         "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus, "judge": tonight_judge(settings),
@@ -373,7 +403,7 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "pseudo_nights": len(alarms), "draws": draws,
         # Which figure of which job each false alarm came from (times, over the pseudo-nights).
         "false_alarms_by_figure": dict(sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size),
+        "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size, machine),
         "warm_up_per_100_nights": warm,
         # The interval counts planted runs, not draws: the draws of one run share it.
         "detected": {k: {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3),
