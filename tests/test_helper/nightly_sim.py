@@ -57,7 +57,7 @@ def series(regressions: Path, values: list, figure: str = "step_s", cfg=None) ->
 
 # A run's curves as verl logs them: 10 steps of a GRPO job's figures.
 BASE = {"critic/score/mean": [0.40 + 0.01 * s for s in range(10)], "actor/grad_norm": [0.25] * 10,
-        "actor/pg_loss": [0.01 * (-1) ** s for s in range(10)], "timing_s/step": [10.0] * 10}
+        "actor/entropy": [1.0 - 0.01 * s for s in range(10)], "timing_s/step": [10.0] * 10}
 
 
 def rows(planted=None, seed=0, noise=0.01, base=None) -> list:

@@ -2,7 +2,7 @@
 # Per-step bands (helpers/mvp/nightly/bands.py): a run's curves judged
 # against good runs' curves, as the nightly's check `regression` and a
 # bisection ask it. Runs are simulated as metrics.step_lines() rows (10
-# steps of GRPO's score, grad_norm, pg_loss, s/step, each good run with its
+# steps of GRPO's score, grad_norm, entropy, s/step, each good run with its
 # own noise of +-1%; tests/test_helper/nightly_sim.py), with planted values.
 
 setup() {
@@ -18,11 +18,11 @@ from mvp.nightly.bands import Rule
 from mvp.nightly import bandview; from mvp.core import metrics' "$1"
 }
 
-@test "bands: the figures are read from verl 0.9.1's keys as real GRPO and SFT step lines carry them; 0 GPU bytes (a CPU run) is no memory curve" {
+@test "bands: the figures are read from verl 0.9.1's keys as real GRPO and SFT step lines carry them; GRPO's policy loss (about 0 by construction) and 0 GPU bytes (a CPU run) are no curve" {
   # Keys and values as real verl 0.9.1 logged them on CPUs (GRPO behind the TaskRunnerV1 prefix; SFT after tqdm).
   run sim 'bands.curves(metrics.step_lines("\x1b[36m(TaskRunnerV1 pid=2622)\x1b[0m step:1 - actor/entropy:7.59375 - actor/pg_loss:-0.011 - actor/kl_loss:0.0 - actor/loss:-0.011 - actor/grad_norm:0.29 - actor/perf/max_memory_allocated_gb:0.0 - actor/perf/cpu_memory_used_gb:21.2 - critic/score/mean:0.405 - timing_s/step:15.67 - perf/throughput:103.1\n"))'
   assert_success
-  jq -e 'map_values(.key) == {score: "critic/score/mean", loss: "actor/pg_loss", grad_norm: "actor/grad_norm", entropy: "actor/entropy",
+  jq -e 'map_values(.key) == {score: "critic/score/mean", grad_norm: "actor/grad_norm", entropy: "actor/entropy",
                               kl: "actor/kl_loss", step_s: "timing_s/step", throughput: "perf/throughput"}' <<<"$output"
   jq -e '.entropy == {key: "actor/entropy", steps: [1], values: [7.59375]}' <<<"$output"
   run sim 'bands.curves(metrics.step_lines("\rEpoch 1/1:   0%|   | 0/3 [00:00<?, ?it/s]step:1 - perf/max_memory_allocated_gb:0.0 - perf/cpu_memory_used_gb:1.05 - train/loss:7.625 - train/grad_norm:1.10 - train/lr:0.001\nstep:2 - perf/max_memory_allocated_gb:2.5 - train/loss:7.5 - train/grad_norm:nan\n"))'
@@ -55,8 +55,8 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   run sim 'verdict({"actor/grad_norm": {s: 0.0 for s in range(3, 11)}})["reasons"]'
   assert_success
   assert_output --partial '"grad_norm (actor/grad_norm) below its band at steps 3-10 (8 in a row, 2 make a regression): 0 vs band ['
-  run sim 'verdict({"actor/pg_loss": {7: float("nan"), 8: float("nan")}})["reasons"]'
-  assert_output --partial '"loss (actor/pg_loss) not a number, its band at steps 7-8 (2 in a row, 2 make a regression): nan vs band ['
+  run sim 'verdict({"actor/entropy": {7: float("nan"), 8: float("nan")}})["reasons"]'
+  assert_output --partial '"entropy (actor/entropy) not a number, its band at steps 7-8 (2 in a row, 2 make a regression): nan vs band ['
 }
 
 @test "bands: a one-sided figure better than its band is not red (score up, s/step down), worse is (score down, s/step up)" {
@@ -99,10 +99,11 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_success
   jq -e '.passed == false and (.evidence | test("^s/step 13 vs median 10 of 4 nights: \\+30% \\(worse than 10%\\)$"))' <<<"$output"
   jq -r '.bands[] | select(.figure == "step_s") | .evidence' <<<"$output" | grep -Fx 'step_s (timing_s/step): no band: 2 reference run(s) log it, 3 needed at a step; judged by its single figure (step_s) instead'
-  # Three good nights with curves: the bands judge s/step, the score and the loss, their single figures do not.
+  # Three good nights with curves: the bands judge s/step and the score, their single figures do not; GRPO has
+  # no loss curve, so final_loss stays a single figure (here not in the log).
   rm -rf "$REG" && mkdir "$REG"
   run sim '[night(REG, d, [job(curves=curves(seed=d))], settings()) and None for d in range(3)] and regression(night(REG, 3, [job(step_s=13.0, final_score=0.1, curves=curves(seed=3))], settings()))'
-  jq -e '.passed == true and ([.figures[].figure] == ["throughput", "peak_memory_gb"]) and ([.bands[].regressed] == [false, false, false, false])' <<<"$output"
+  jq -e '.passed == true and ([.figures[].figure] == ["throughput", "final_loss", "peak_memory_gb"]) and ([.bands[].regressed] == [false, false, false, false])' <<<"$output"
 }
 
 @test "regression check: one noisy last step is not a red night, though the single figure (final score -75%) would have been" {
