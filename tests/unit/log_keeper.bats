@@ -17,7 +17,8 @@ setup() {
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import log_keeper
-print("keeper started:", log_keeper.start(sys.argv[2], float(sys.argv[3])), flush=True)
+from jobdir import JobDir
+print("keeper started:", log_keeper.start(JobDir(sys.argv[2]), float(sys.argv[3])), flush=True)
 print("token in use:", "s3cret-value-42", flush=True)
 for step in range(1, 10000):
     print(f"step:{step} - loss:{1 / step:.4f}", flush=True)
