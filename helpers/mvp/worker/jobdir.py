@@ -81,7 +81,11 @@ class JobDir(NamedFiles):
     """One job directory. Each name of FILES is an attribute, its path
     (jd.result, jd.live_log); the methods read and write what more than one
     module reads. Takes a path as the caller sees the directory (this host's
-    view or a node's), or another JobDir."""
+    view or a node's), or another JobDir. Made once where a job directory
+    enters the code (JobDir.of(jobs, id), Layout.job, claim(), the launcher's
+    argument) and handed on as it is: a function given a job directory takes
+    a JobDir. It does not survive pickling: a path crosses to another
+    process (log_keeper.NodeKeeper)."""
     NAMES = _PATHS
 
     @classmethod
