@@ -8,7 +8,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import fsutil, runenv
+from mvp.jobs.after_sending import job_fingerprint; from mvp.worker import fsutil
+from mvp.worker.jobdir import JobDir
 from mvp.nightly import night_fingerprint, judge, report
 
 PACKAGES = ["numpy==2.3.0", "ray==2.60.0", "torch==2.13.0", "transformers==4.57.0"]
@@ -40,6 +41,7 @@ def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, wo
     `unrecorded` ("driver", a node's ip): a job that ended before its
     launcher's writer or a node's keeper wrote. Returns its fingerprint.json."""
     jd = root / "jobs" / sid
+    job_dir = JobDir(jd)
     fsutil.write_json(jd / "config/job_spec.json", {"resolved": {"code_id": code_id,
                                                                   "code_path": str(snapshot(root, code_id, commit, verl))}})
     fsutil.write_json(jd / "config/fingerprint.json", {"runtime": "local", "cluster_name": "local@test",
@@ -56,11 +58,11 @@ def job(root: Path, sid: str, code_id="codeA", torch="2.13.0", packages=None, wo
         "packages": {"count": len(listed), "sha256": hashlib.sha256("\n".join(listed).encode()).hexdigest(),
                      "list": listed}})
     for ip, ray in (("10.0.0.2", "2.60.0"), ("10.0.0.3", worker_ray)):
-        fsutil.write_json(runenv.node_file(jd, ip), {"ip": ip, "python": "3.11.7", "ray": ray, "torch": torch,
+        fsutil.write_json(job_dir.node_env(ip), {"ip": ip, "python": "3.11.7", "ray": ray, "torch": torch,
                                                      "cuda": None, "nccl": None, "gpu_driver": None})
     for gone in unrecorded:
-        (jd / "logs/env/driver.json" if gone == "driver" else runenv.node_file(jd, gone)).unlink()
-    job_fingerprint.write_job(jd, Dash())
+        (jd / "logs/env/driver.json" if gone == "driver" else job_dir.node_env(gone)).unlink()
+    job_fingerprint.write_job(job_dir, Dash())
     return json.loads((jd / "fingerprint.json").read_text())
 
 

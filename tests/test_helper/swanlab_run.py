@@ -25,8 +25,10 @@ sys.path.insert(0, str(HERE.parent.parent / "helpers"))
 def run(code_path: Path, job_dir: Path, how: str, names: list) -> None:
     if how == "runbook":
         from mvp.jobs.planning import tracking
+        from mvp.worker.jobdir import JobDir
         env = {}
-        tracking.apply({"trainer.logger": "[" + ",".join(names) + "]"}, env, job_dir, job_dir.name, code_path, "the test")
+        tracking.apply({"trainer.logger": "[" + ",".join(names) + "]"}, env, JobDir(job_dir), job_dir.name, code_path,
+                       "the test")
         os.environ.update(env)
     for name, path in (("verl", code_path / "verl"), ("verl.utils", code_path / "verl" / "utils")):
         package = types.ModuleType(name)

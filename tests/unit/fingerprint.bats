@@ -152,8 +152,8 @@ from mvp.nightly import night_fingerprint, judge, index' "$1"
   local job
   for job in driver node; do
     mkdir -m 750 "$BATS_TEST_TMPDIR/$job"
-    mvp_eval JOB "$BATS_TEST_TMPDIR/$job" 'from mvp.worker import runenv' \
-      "runenv.write_driver(str(JOB)) if JOB.name == 'driver' else runenv.write_node(str(JOB), '10.0.0.9')" >/dev/null
+    mvp_eval JOB "$BATS_TEST_TMPDIR/$job" 'from mvp.worker import runenv; from mvp.worker.jobdir import JobDir' \
+      "runenv.write_driver(JobDir(JOB)) if JOB.name == 'driver' else runenv.write_node(JobDir(JOB), '10.0.0.9')" >/dev/null
     run stat -c %a "$BATS_TEST_TMPDIR/$job/logs/env"
     assert_output 750
     run find "$BATS_TEST_TMPDIR/$job/logs" -perm /o=r

@@ -27,9 +27,9 @@ setup() {
 
 cut_off() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from pathlib import Path
 from mvp.jobs.after_sending import bundle
-print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
+from mvp.worker.jobdir import JobDir
+print(bundle.cut_off(JobDir(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
 }
 
 @test "kept logs: a job that ended FAILED, STOPPED or LOST before its last step is cut off at the newest step any kept log holds (a node's TaskRunner log here), of the bar's total; SUCCEEDED or at its last step is not" {
@@ -81,12 +81,12 @@ print(bundle.cut_off(Path(sys.argv[1]), sys.argv[2]))' "$JD" "$1"
 
 @test "kept logs: a driver log that Ray serves empty while the driver's node kept one (a Ray started again at the driver's address: a Kubernetes pod's container restarted in place) is not taken: driver.log.missing says so and points at the kept copy" {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from pathlib import Path
 from mvp.jobs.after_sending import archive, node_access
+from mvp.worker.jobdir import JobDir
 from mvp.worker.redact import Redactor
 class Served:
     def job_logs(self, sid): return ""
-archive._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, node_access.UNREACHABLE, Redactor())' "$JD"
+archive._save_driver_log(JobDir(sys.argv[1]), Served(), "ppo-kept-1", {}, node_access.UNREACHABLE, Redactor())' "$JD"
   [[ ! -e $JD/logs/driver.log ]]
   grep -q "^Ray served an empty log where the driver's node kept one (its Ray started again?); no copy on the driver's node either; its node kept .*driver.live.log while it ran" \
     "$JD/logs/driver.log.missing"
@@ -97,14 +97,15 @@ archive._save_driver_log(Path(sys.argv[1]), Served(), "ppo-kept-1", {}, node_acc
 from pathlib import Path
 from mvp.jobs.after_sending import wait_logs_stop
 from mvp.worker.errors import MvpError
+from mvp.worker.jobdir import JobDir
 class Dash:
     def __init__(self, text): self.text = text
     def job_logs(self, sid):
         if self.text is None: raise MvpError("no agent")
         return self.text
 jd = Path(sys.argv[1])
-print([wait_logs_stop._ray_serves_log(Dash(t), "ppo-kept-1", jd) for t in ("", "a log\n", None)])
+print([wait_logs_stop._ray_serves_log(Dash(t), "ppo-kept-1", JobDir(jd)) for t in ("", "a log\n", None)])
 (jd / "logs" / "driver.live.log").unlink()
-print(wait_logs_stop._ray_serves_log(Dash(""), "ppo-kept-1", jd))' "$JD"
+print(wait_logs_stop._ray_serves_log(Dash(""), "ppo-kept-1", JobDir(jd)))' "$JD"
   assert_output $'[False, True, False]\nTrue'
 }

@@ -17,7 +17,8 @@ setup() {
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import log_keeper
-print("keeper started:", log_keeper.start(sys.argv[2], float(sys.argv[3])), flush=True)
+from jobdir import JobDir
+print("keeper started:", log_keeper.start(JobDir(sys.argv[2]), float(sys.argv[3])), flush=True)
 print("token in use:", "s3cret-value-42", flush=True)
 for step in range(1, 10000):
     print(f"step:{step} - loss:{1 / step:.4f}", flush=True)
@@ -168,10 +169,10 @@ print(log_keeper.ray_job_id(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])) o
 # nor the node's Ray logs can be read from here (dash None, no way to the node).
 save_driver_log() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from pathlib import Path
 from mvp.jobs.after_sending import archive, node_access
+from mvp.worker.jobdir import JobDir
 from mvp.worker.redact import Redactor
-archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+archive._save_driver_log(JobDir(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
                         node_access.UNREACHABLE, Redactor([]))' "$JD"
 }
 
@@ -191,10 +192,10 @@ archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_i
 # way into the driver's node (10.0.0.3) is the argv WORD...
 save_driver_log_ssh() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from pathlib import Path
 from mvp.jobs.after_sending import archive, node_access
+from mvp.worker.jobdir import JobDir
 from mvp.worker.redact import Redactor
-archive._save_driver_log(Path(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
+archive._save_driver_log(JobDir(sys.argv[1]), None, "j1", {"driver_info": {"node_ip_address": "10.0.0.3"}},
                         node_access.NodeAccess({}, {"10.0.0.3": sys.argv[2:]}), Redactor([]))' "$JD" "$@"
 }
 

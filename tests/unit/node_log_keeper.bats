@@ -61,11 +61,12 @@ driver_keeper() {
 node_keeper() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
 from mvp.worker import log_keeper, redact, runenv
+from mvp.worker.jobdir import JobDir
 jd, logs, every, grace = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 log_keeper.keep_node(logs, jd + "/logs/nodes/10.0.0.7", "02000000",
                      log_keeper.node_job_over(jd + "/logs/driver.live.log", grace), every,
                      redact.Redactor(redact.secret_values({"MY_API_TOKEN": "s3cret-value-42"})),
-                     jd + "/logs/.archiving", first=lambda: runenv.write_node(jd, "10.0.0.7"))' "$JD" "$LOGS" "$1" "$2" 3>&- &
+                     jd + "/logs/.archiving", first=lambda: runenv.write_node(JobDir(jd), "10.0.0.7"))' "$JD" "$LOGS" "$1" "$2" 3>&- &
   NODE_KEEPER=$!
   PIDS+=("$NODE_KEEPER")
 }

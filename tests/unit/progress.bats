@@ -10,9 +10,9 @@ setup() {
 
 progress_of() {
   PYTHONPATH=$MVP_REPO/helpers "$MVP_REPO/.venv/bin/python" -c 'import sys
-from pathlib import Path
 from mvp.jobs.inspection import progress
-p = progress.of_job(Path(sys.argv[1]))
+from mvp.worker.jobdir import JobDir
+p = progress.of_job(JobDir(sys.argv[1]))
 print(progress.text(p) if p else "none")' "$1"
 }
 

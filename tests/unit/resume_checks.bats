@@ -59,8 +59,9 @@ except MvpError as e:
 from pathlib import Path
 from mvp.jobs.planning import epoch_boundary
 from mvp.worker.errors import MvpError
+from mvp.worker.jobdir import JobDir
 try:
-    epoch_boundary.check(Path(sys.argv[1]), int(sys.argv[2]), "sft1/global_step_" + sys.argv[2], Path(sys.argv[3]))
+    epoch_boundary.check(JobDir(sys.argv[1]), int(sys.argv[2]), "sft1/global_step_" + sys.argv[2], Path(sys.argv[3]))
     print("resumable")
 except MvpError as e:
     print(e)'

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ..worker.errors import MvpError
-from ..worker.jobdir import FILES as JOB_FILES
+from ..worker.jobdir import FILES as JOB_FILES, JobDir
 from .rundir import FILES as RUN_FILES, file_name
 
 # An id that names a directory of the shared root (a job's, a code snapshot's).
@@ -62,8 +62,8 @@ class Layout:
             raise MvpError(f"{flag} {name!r}: give it relative to the shared root, as regressions/<run id>")
         return self.root / rel
 
-    def job(self, submission_id: str) -> Path:
-        return self.root / _PATHS["jobs"] / submission_id
+    def job(self, submission_id: str) -> JobDir:
+        return JobDir.of(self.root / _PATHS["jobs"], submission_id)
 
     def snapshot(self, code_id: str) -> Path:
         return self.root / _PATHS["snapshots"] / code_id

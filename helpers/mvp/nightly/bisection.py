@@ -448,7 +448,7 @@ def untestable(args, judged: dict, settings) -> str:
         return ""
     if judged.get("status") == "LOST":
         return "its job was lost to the cluster (LOST: its driver's node or the head went away)"
-    text = JobDir(settings.jobs_dir / args.submission_id).driver_log_text() or ""
+    text = JobDir.of(settings.jobs_dir, args.submission_id).driver_log_text() or ""
     marker = verl_release.died_in_layer(text) if judged.get("status") == "FAILED" else ""
     return f"its job died in the runbook's CPU layer, not in verl: {marker}" if marker else ""
 

@@ -33,8 +33,7 @@ def _int(value, default):
         return default
 
 
-def check_submitted_from_head(jd: Path, head_name: str) -> dict:
-    jd = JobDir(jd)
+def check_submitted_from_head(jd: JobDir, head_name: str) -> dict:
     events = [e for e in jd.submit_events() if e.get("event") == "submitted"]
     submitted = events[-1] if events else {}
     cmd = jd.submit_cmd.read_text(encoding="utf-8") if jd.submit_cmd.is_file() else ""
@@ -56,8 +55,7 @@ def check_driver_on_worker(result: dict, worker_ips: tuple) -> dict:
                   f"head node {', '.join(h[:12] for h in heads) or '?'}")
 
 
-def check_job_dir(jd: Path, sid: str, spec: dict, ids_in_run: list) -> dict:
-    jd = JobDir(jd)
+def check_job_dir(jd: JobDir, sid: str, spec: dict, ids_in_run: list) -> dict:
     missing = ([str(getattr(jd, f).relative_to(jd.path)) for f in REQUIRED_FILES if not getattr(jd, f).is_file()]
                + [str(getattr(jd, d).relative_to(jd.path)) for d in REQUIRED_DIRS if not getattr(jd, d).is_dir()])
     kinds = sorted(bundle.kinds_present(jd.debug))
@@ -83,11 +81,11 @@ def check_metrics_parsed(summary: dict, status: str) -> dict:
                   f"no step line in the driver log; the job ended {status}")
 
 
-def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, status: str, start: int = 1) -> dict:
+def check_checkpoints(jd: JobDir, workload: str, overrides: dict, steps: int, status: str, start: int = 1) -> dict:
     """start: the first step this job trained (a resumed job saves from the
     checkpoint's next step on; the ones before are its chain's)."""
     save_freq = _int(overrides.get("trainer.save_freq"), -1)
-    root = Path(overrides.get("trainer.default_local_dir", JobDir(jd).checkpoints))
+    root = Path(overrides.get("trainer.default_local_dir", jd.checkpoints))
     present = sorted(_int(p.name.split("_")[-1], -1) for p in root.glob("global_step_*")) if root.is_dir() else []
     latest = (root / "latest_checkpointed_iteration.txt")
     latest_value = _int(latest.read_text().strip(), None) if latest.is_file() else None
@@ -107,7 +105,7 @@ def check_checkpoints(jd: Path, workload: str, overrides: dict, steps: int, stat
     kept = ""
     if keep:
         # verl removed the older ones (SFT: whole; PPO/GRPO: actor/ and critic/, data.pt stays).
-        whole = [s for s, _ in ckpt_keep.complete(root.parent)] if root == JobDir(jd).checkpoints else present
+        whole = [s for s, _ in ckpt_keep.complete(jd)] if root == jd.checkpoints else present
         ok = set(present) <= expected and whole == sorted(expected)[-keep:]
         kept = f", complete {whole} (max_ckpt_to_keep {keep})"
     if expected:
@@ -197,7 +195,8 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
         return {"name": job["name"], "submission_id": None, "status": "NOT_SUBMITTED", "duration_s": None,
                 "checks": [_check("submitted", False, job.get("error") or "the submit script failed")],
                 "metrics": metrics.summarize("", None)}
-    jd = JobDir(Layout(shared_root).job(sid))
+    jobs = Layout(shared_root).jobs
+    jd = JobDir.of(jobs, sid)
     spec, result = jd.read_spec(), jd.read_result({}) or {}
     log_text = jd.driver_log.read_text(encoding="utf-8", errors="replace") if jd.driver_log.is_file() else ""
     overrides = _overrides(spec)
@@ -206,7 +205,6 @@ def judge_job(job: dict, shared_root: Path, plan: dict) -> dict:
     samples = _int(overrides.get("data.train_batch_size"), 0) * (_int(overrides.get(per_prompt), 1) if per_prompt else 1)
     gpus = _int(overrides.get("trainer.nnodes"), 0) * _int(overrides.get("trainer.n_gpus_per_node"), 0)
     summary = metrics.summarize(log_text, samples or None, gpus or None)
-    jobs = Layout(shared_root).jobs
     chain = chain_of(jobs, sid)
     chain = chain[:chain.index(sid) + 1] if sid in chain else [sid]
     from_step = resumed_check.checkpoint_step(resumed_from(jobs, sid)) or 0

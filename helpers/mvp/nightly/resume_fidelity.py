@@ -35,17 +35,17 @@ NAME = "resume_fidelity"
 
 
 def _overrides(jobs: Path, sid: str) -> dict:
-    res = resumed_check.resolved(jobs / sid)
+    res = JobDir.of(jobs, sid).resolved()
     return {k.lstrip("+"): str(v) for k, v in (res.get("trainer_overrides") or {}).items()}
 
 
 def _curve(jobs: Path, sid: str) -> dict:
     """step -> the metrics of that training step in the job's driver log."""
-    return {int(r["step"]): r for r in _rows(jobs / sid)}
+    return {int(r["step"]): r for r in _rows(JobDir.of(jobs, sid))}
 
 
-def _rows(job_dir: Path) -> list:
-    text = JobDir(job_dir).driver_log_text()
+def _rows(jd: JobDir) -> list:
+    text = jd.driver_log_text()
     if text is None:
         return []
     return [r for r in metrics.step_lines(text) if any(k != "step" and not k.startswith("val") for k in r)]
@@ -129,7 +129,7 @@ def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> 
 
 
 def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dict:
-    workload = resumed_check.resolved(jobs / chain[0]).get("workload", "")
+    workload = JobDir.of(jobs, chain[0]).resolved().get("workload", "")
     exact = deterministic(_overrides(jobs, chain[0])) and deterministic(_overrides(jobs, reference))
     said, ok, compared = [], True, 0
     for key, name in workloads.for_job(workload).resume_figures:
@@ -158,9 +158,9 @@ def _compare(jobs, chain, reference, ref, before, after, from_step, band) -> dic
 def _retention(jobs: Path, chain: list) -> tuple:
     """(evidence, passed): the chain's complete checkpoints against the
     job's max_ckpt_to_keep, honoured across the resume (ckpt_keep.py)."""
-    keep = ckpt_keep.limit(resumed_check.resolved(jobs / chain[-1]))
+    keep = ckpt_keep.limit(JobDir.of(jobs, chain[-1]).resolved())
     if not keep:
         return "", True
-    kept = [f"{job}/global_step_{step}" for job in chain for step, _ in ckpt_keep.complete(jobs / job)]
+    kept = [f"{job}/global_step_{step}" for job in chain for step, _ in ckpt_keep.complete(JobDir.of(jobs, job))]
     return (f"the chain keeps {len(kept)} complete checkpoint(s) ({', '.join(kept) or 'none'}), "
             f"max_ckpt_to_keep {keep}{'' if len(kept) <= keep else ': too many (verl 7395)'}"), len(kept) <= keep

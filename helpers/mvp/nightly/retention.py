@@ -37,10 +37,11 @@ def prune(regressions: Path, jobs_dir: Path, keep: int, dash: Dashboard, cluster
     for run in old:
         spared = []
         for sid in sorted(_job_ids(run)):
-            if sid in running or sid in linked or not jobdir.is_of(jobs_dir / sid, cluster):
+            jd = jobdir.JobDir.of(jobs_dir, sid)
+            if sid in running or sid in linked or not jobdir.is_of(jd, cluster):
                 spared.append(sid)
                 continue
-            shutil.rmtree(jobs_dir / sid, ignore_errors=True)
+            shutil.rmtree(jd, ignore_errors=True)
             removed_jobs.add(sid)
         if spared:
             log.step(f"retention: keeping {run.id} for jobs still running or linked: {', '.join(spared)}")

@@ -81,7 +81,11 @@ class JobDir(NamedFiles):
     """One job directory. Each name of FILES is an attribute, its path
     (jd.result, jd.live_log); the methods read and write what more than one
     module reads. Takes a path as the caller sees the directory (this host's
-    view or a node's), or another JobDir."""
+    view or a node's), or another JobDir. Made once where a job directory
+    enters the code (JobDir.of(jobs, id), Layout.job, claim(), the launcher's
+    argument) and handed on as it is: a function given a job directory takes
+    a JobDir. It does not survive pickling: a path crosses to another
+    process (log_keeper.NodeKeeper)."""
     NAMES = _PATHS
 
     @classmethod
@@ -158,20 +162,22 @@ class JobDir(NamedFiles):
         return path.read_text(encoding="utf-8", errors="replace") if path else None
 
 
-def claim(job: Path) -> Path:
-    """Creates the job directory; mkdir is atomic, so two submitters of one id
-    cannot both win, and an existing directory is never touched."""
+def claim(job) -> JobDir:
+    """Creates the job directory (given as a path or a JobDir) and returns it
+    as a JobDir; mkdir is atomic, so two submitters of one id cannot both
+    win, and an existing directory is never touched."""
     from .errors import MvpError  # here: the job's worker loads this file as a top-level module
-    job.parent.mkdir(parents=True, exist_ok=True)
+    jd = JobDir(job)
+    jd.path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        job.mkdir(mode=DIR_MODE)
+        jd.path.mkdir(mode=DIR_MODE)
     except FileExistsError:
-        raise MvpError(f"job directory {job} already exists; submission ids are never reused, "
+        raise MvpError(f"job directory {jd} already exists; submission ids are never reused, "
                        "leave submission_id empty to get a new one") from None
     for sub in SUBDIRS:
-        (job / sub).mkdir(mode=DIR_MODE)
-    _index_add(job.parent, job.name)
-    return job
+        (jd.path / sub).mkdir(mode=DIR_MODE)
+    _index_add(jd.path.parent, jd.id)
+    return jd
 
 
 INDEX = ".index"
@@ -267,9 +273,9 @@ def newest(jobs: Path, limit: int) -> tuple:
     return len(set(ids)), sorted(((ms, sid) for sid, ms in found.items()), reverse=True)
 
 
-def is_of(jd: Path, cluster: str) -> bool:
+def is_of(jd: JobDir, cluster: str) -> bool:
     """Whether the job belongs to `cluster`; an unnamed (older) record does."""
-    return JobDir(jd).cluster() in (None, cluster)
+    return jd.cluster() in (None, cluster)
 
 
 def unfinished(jobs: Path, cluster: str) -> tuple:

@@ -55,15 +55,16 @@ def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    resolved = JobDir(sys.argv[1]).load_spec()["resolved"]
+    jd = JobDir(sys.argv[1])
+    resolved = jd.load_spec()["resolved"]
     # The launcher's own directory must not shadow anything the trainer imports.
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)
     private_env()
     # After private_env: the keeper masks the private values it inherits.
-    log_keeper.start(sys.argv[1], float(resolved["log_sync_s"]))
-    stopper.start(sys.argv[1], resolved.get("stop_at_step"))
-    runenv.start(sys.argv[1])
+    log_keeper.start(jd, float(resolved["log_sync_s"]))
+    stopper.start(jd, resolved.get("stop_at_step"))
+    runenv.start(jd)
     precheck()
     # ~KEY (a delete) has no value.
     overrides = [key if value is None else f"{key}={value}" for key, value in resolved["trainer_overrides"].items()]

@@ -92,7 +92,7 @@ def driver_log_path() -> str:
     return path if os.path.isfile(path) else ""
 
 
-def start(job_dir: str, every_s: float) -> bool:
+def start(jd: JobDir, every_s: float) -> bool:
     """Starts the keeper when there is a log file to keep and every_s > 0;
     returns whether it did. The caller goes on (and execs the trainer)."""
     src = driver_log_path()
@@ -111,9 +111,8 @@ def start(job_dir: str, every_s: float) -> bool:
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
             if os.fork() == 0:
-                dispatch(job_dir, os.path.dirname(src), driver, lambda: started(driver) == born, every_s)
+                dispatch(jd, os.path.dirname(src), driver, lambda: started(driver) == born, every_s)
             else:
-                jd = JobDir(job_dir)
                 keep(src, (str(jd.live_log), str(jd.live_done)), lambda: started(driver) == born, every_s,
                      redact.Redactor(redact.secret_values(dict(os.environ))))
     finally:
@@ -348,26 +347,28 @@ class NodeKeeper:
     that created it (the driver's node may die), a call in flight may not."""
 
     def __init__(self, job_dir: str, job_hex: str, every_s: float):
+        """job_dir: the job directory's path, as the dispatcher hands it to
+        this actor's process (a JobDir does not survive pickling)."""
         import threading
-        threading.Thread(target=self._run, args=(job_dir, job_hex, every_s), daemon=True).start()
+        threading.Thread(target=self._run, args=(JobDir(job_dir), job_hex, every_s), daemon=True).start()
 
-    def _run(self, job_dir: str, job_hex: str, every_s: float) -> None:
+    def _run(self, jd: JobDir, job_hex: str, every_s: float) -> None:
         import ray
         try:
             if os.environ.get("MVP_PRIVATE_ENV"):
                 import mvp_private_env  # beside the job's own: the masked values come from Ray's GCS store
                 mvp_private_env.load_in_worker()
             node = ray._private.worker._global_node  # this worker's node: its session logs, its address
-            ip, jd = node.node_ip_address, JobDir(job_dir)
+            ip = node.node_ip_address
             keep_node(node.get_logs_dir_path(), str(jd.node_copy(ip)), job_hex,
                       node_job_over(str(jd.live_log)), every_s,
                       redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed),
-                      first=lambda: runenv.write_node(job_dir, ip))
+                      first=lambda: runenv.write_node(jd, ip))
         finally:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
 
-def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s: float) -> None:
+def dispatch(jd: JobDir, logs_dir: str, driver_pid: int, driver_alive, every_s: float) -> None:
     """Waits for the driver's Ray job id, writes it to logs/ray_job_id, then
     places a NodeKeeper on each alive node (each round: nodes may join) until
     the driver is gone. Any failure here leaves the driver's own copy as is."""
@@ -377,7 +378,7 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
         job_hex = ray_job_id(logs_dir, driver_pid, born_at)
     if not job_hex:
         return
-    fsutil.write_text(JobDir(job_dir).ray_job_id, job_hex + "\n")
+    fsutil.write_text(jd.ray_job_id, job_hex + "\n")
     here = os.path.dirname(os.path.abspath(__file__))
     env = {"PYTHONPATH": ":".join([here, os.path.join(os.path.dirname(os.path.dirname(here)), "jobenv"), "${PYTHONPATH}"])}
     if os.environ.get("MVP_PRIVATE_ENV"):
@@ -386,27 +387,27 @@ def dispatch(job_dir: str, logs_dir: str, driver_pid: int, driver_alive, every_s
     os.environ.pop("RAY_JOB_CONFIG_JSON_ENV_VAR", None)
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-    sid = os.path.basename(os.path.normpath(job_dir))
+    sid = jd.id
     ray.init(address=os.environ.get("RAY_ADDRESS") or "auto", namespace="mvp_log_keepers", log_to_driver=False,
              logging_level="ERROR", runtime_env={"env_vars": env},
              job_config=ray.job_config.JobConfig(metadata={ROLE_KEY: ROLE, KEEPER_OF_KEY: sid}))
     actor = ray.remote(NodeKeeper)
-    own = _keep_own_node(job_dir, logs_dir, job_hex, every_s, ray.get_runtime_context().get_node_id())
+    own = _keep_own_node(jd, logs_dir, job_hex, every_s, ray.get_runtime_context().get_node_id())
     placed = {own.name}
-    while driver_alive() and not JobDir(job_dir).closed.exists():
+    while driver_alive() and not jd.closed.exists():
         for node in ray.nodes():
             if node.get("Alive") and node["NodeID"] not in placed and _can_hold_job_work(node):
                 placed.add(node["NodeID"])
                 actor.options(name=f"{sid}@{node['NodeID'][:16]}", lifetime="detached", num_cpus=0, max_restarts=0,
                               scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-                              ).remote(job_dir, job_hex, every_s)
+                              ).remote(str(jd), job_hex, every_s)
         deadline = time.monotonic() + every_s
         while driver_alive() and time.monotonic() < deadline:
             time.sleep(WATCH_S)
     own.join()
 
 
-def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, node_id: str):
+def _keep_own_node(jd: JobDir, logs_dir: str, job_hex: str, every_s: float, node_id: str):
     """The driver's own node is kept by the dispatcher itself, in a thread
     (named after the node) that runs keep_node as a NodeKeeper would: it
     already runs there, in the node's PID namespace, outside the driver's
@@ -414,12 +415,11 @@ def _keep_own_node(job_dir: str, logs_dir: str, job_hex: str, every_s: float, no
     worker process (about 2 s of CPU each on the test machines)."""
     import threading
     import ray
-    jd = JobDir(job_dir)
     ip = ray._private.worker._global_node.node_ip_address  # as NodeKeeper reads its node's
     own = threading.Thread(name=node_id, target=keep_node, args=(
         logs_dir, str(jd.node_copy(ip)), job_hex, node_job_over(str(jd.live_log)), every_s,
         redact.Redactor(redact.secret_values(dict(os.environ))), str(jd.closed)),
-        kwargs={"first": lambda: runenv.write_node(job_dir, ip)})
+        kwargs={"first": lambda: runenv.write_node(jd, ip)})
     own.start()
     return own
 

@@ -82,10 +82,6 @@ def packages() -> dict:
     return {"count": len(lines), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest(), "list": lines}
 
 
-def node_file(job_dir, ip: str) -> Path:
-    return JobDir(job_dir).node_env(ip)
-
-
 def _env_dir(path: Path) -> Path:
     """path, with its directory (logs/env/) made as the job directory's are:
     nothing in a job directory is for others (makedirs' default gave 0755)."""
@@ -94,19 +90,19 @@ def _env_dir(path: Path) -> Path:
     return path
 
 
-def write_driver(job_dir: str) -> None:
-    fsutil.write_json(_env_dir(JobDir(job_dir).env_driver), {**versions(), "packages": packages()})
+def write_driver(jd: JobDir) -> None:
+    fsutil.write_json(_env_dir(jd.env_driver), {**versions(), "packages": packages()})
 
 
-def write_node(job_dir: str, ip: str) -> None:
+def write_node(jd: JobDir, ip: str) -> None:
     """This node's versions (a log keeper calls it; a failure costs the job nothing)."""
     try:
-        fsutil.write_json(_env_dir(node_file(job_dir, ip)), {"ip": ip, **versions()})
+        fsutil.write_json(_env_dir(jd.node_env(ip)), {"ip": ip, **versions()})
     except OSError:
         pass
 
 
-def start(job_dir: str) -> None:
+def start(jd: JobDir) -> None:
     """Writes logs/env/driver.json from a grandchild of this process: the
     caller goes on at once (and execs the trainer, the same interpreter and
     path); the grandchild is nobody's zombie."""
@@ -116,6 +112,6 @@ def start(job_dir: str) -> None:
         return
     try:
         if os.fork() == 0:
-            write_driver(job_dir)
+            write_driver(jd)
     finally:
         os._exit(0)

@@ -32,7 +32,7 @@ STEP = re.compile(rb"(?:^|(?<=[\s\])m]))step:(\d+) - ")
 POLL_S = 0.05
 
 
-def start(job_dir: str, stop_at_step) -> bool:
+def start(jd: JobDir, stop_at_step) -> bool:
     """Forks the watcher when stop_at_step is a step >= 1 and the driver log is
     a file; returns whether it did. The caller goes on (and execs the trainer)."""
     src = log_keeper.driver_log_path()
@@ -43,7 +43,7 @@ def start(job_dir: str, stop_at_step) -> bool:
     if os.fork():
         return True
     try:
-        watch(src, str(JobDir(job_dir).interrupt), driver, lambda: log_keeper.started(driver) == born,
+        watch(src, str(jd.interrupt), driver, lambda: log_keeper.started(driver) == born,
               stop_at_step)
     finally:
         os._exit(0)

@@ -81,10 +81,9 @@ def _read_log(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
-def _save_driver_log(jd: Path, dash: Optional[Dashboard], submission_id: str, job: dict, nodes: NodeAccess,
+def _save_driver_log(jd: JobDir, dash: Optional[Dashboard], submission_id: str, job: dict, nodes: NodeAccess,
                      redactor: Redactor) -> None:
     why = "the dashboard is gone"
-    jd = JobDir(jd)
     live = jd.live_log
     if dash is not None:
         try:
@@ -118,12 +117,11 @@ def _mtime(path: Path) -> str:
     return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _wait_for_keepers(jd: Path, submission_id: str) -> None:
+def _wait_for_keepers(jd: JobDir, submission_id: str) -> None:
     """The ended job's directory must not change after archiving: the keepers
     of its driver's and its nodes' logs make their last copies first (at most
     KEEPER_GRACE_S in all; a keeper on a dead node holds nothing), and a node
     keeper that starts from now on copies nothing (JobDir.closed)."""
-    jd = JobDir(jd)
     if jd.logs.is_dir():
         fsutil.write_text(jd.closed, "")
     deadline = time.monotonic() + KEEPER_GRACE_S
@@ -134,11 +132,10 @@ def _wait_for_keepers(jd: Path, submission_id: str) -> None:
                      "ended; archiving without waiting for it")
 
 
-def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, nodes: NodeAccess,
+def finalize(jd: JobDir, dash: Dashboard, submission_id: str, job: dict, nodes: NodeAccess,
              timed_out: bool = False) -> dict:
     """Copies the driver log (from the driver's node through nodes when Ray
     cannot serve it), takes the final debug bundle and writes result.json."""
-    jd = JobDir(jd)
     redactor = Redactor.for_job(job)
     _wait_for_keepers(jd, submission_id)
     _save_driver_log(jd, dash, submission_id, job, nodes, redactor)
@@ -168,10 +165,9 @@ def finalize(jd: Path, dash: Dashboard, submission_id: str, job: dict, nodes: No
     return result
 
 
-def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, nodes: NodeAccess) -> dict:
+def finalize_lost(jd: JobDir, submission_id: str, job: dict, evidence: str, nodes: NodeAccess) -> dict:
     """The cluster went away before the job ended: what is known of it, with
     status LOST and the evidence, so the record never says RUNNING forever."""
-    jd = JobDir(jd)
     redactor = Redactor.for_job(job)
     _save_driver_log(jd, None, submission_id, job, nodes, redactor)
     start = job.get("start_time")
@@ -189,11 +185,11 @@ def finalize_lost(jd: Path, submission_id: str, job: dict, evidence: str, nodes:
     return result
 
 
-def finalize_if_ended(jd: Path, dash: Dashboard, submission_id: str, job: dict, settings) -> None:
+def finalize_if_ended(jd: JobDir, dash: Dashboard, submission_id: str, job: dict, settings) -> None:
     """For jobs submitted without --wait: the first status call after they end archives them."""
     if settings.dry_run:
         return
-    if job.get("status") in TERMINAL and JobDir(jd).config.is_dir() and not JobDir(jd).archived():
+    if job.get("status") in TERMINAL and jd.config.is_dir() and not jd.archived():
         try:
             finalize(jd, dash, submission_id, job, node_access.from_settings(settings))
         except OSError:

@@ -52,13 +52,12 @@ def _iso_mtime(path: Path) -> str:
     return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kept(jd: Path, phase: str, why: str) -> Path:
+def kept(jd: JobDir, phase: str, why: str) -> Path:
     """The bundle made from what the shared root holds, for when Ray cannot
     be asked (its head or GCS gone): debug/<stamp>_<phase>_kept.json names
     why, the job's Ray job id, every log kept in the job directory with its
     size and last write, the newest step they hold and the bundles taken
     while Ray answered (the submission's). Returns its path."""
-    jd = JobDir(jd)
     files = sorted(p for p in list(jd.logs.glob("*")) + list(jd.nodes.glob("*/*")) if p.is_file())
     job_hex = jd.ray_job_id
     data = {
@@ -87,7 +86,7 @@ def kinds_present(debug_dir: Path) -> set:
 CUT_OFF_STATUSES = ("FAILED", "LOST", "STOPPED")
 
 
-def cut_off(jd: Path, status: str) -> Optional[str]:
+def cut_off(jd: JobDir, status: str) -> Optional[str]:
     """For a job that ended FAILED, LOST or STOPPED before its last step,
     writes and returns `cut off at step N of M` (the newest step in any of
     its logs: Ray's copy of the driver's, the copies kept while it ran, the
@@ -95,7 +94,6 @@ def cut_off(jd: Path, status: str) -> Optional[str]:
     log it was read from and when that log was last written; None otherwise."""
     if status not in CUT_OFF_STATUSES:
         return None
-    jd = JobDir(jd)
     found, total = [], 0
     # A worker's steps are in its .out, its progress bar (the total) in its .err.
     for path in [jd.driver_log, jd.live_log] + sorted(jd.nodes.glob("*/worker-*")):

@@ -53,20 +53,20 @@ def snapshot(code_path: str, code_id: Optional[str]) -> dict:
             "files_sha256": manifest.get("content_sha256"), **({"verl": verl} if verl else {})}
 
 
-def _submit_nodes(jd: Path) -> list:
-    debug = JobDir(jd).debug
+def _submit_nodes(jd: JobDir) -> list:
+    debug = jd.debug
     found = sorted(debug.glob("*_submit_nodes.json")) or sorted(debug.glob("*_final_nodes.json"))
     return (fsutil.read_json(found[0], []) or []) if found else []
 
 
-def _nodes(jd: Path, head_ray: Optional[str]) -> list:
+def _nodes(jd: JobDir, head_ray: Optional[str]) -> list:
     """Every alive node of the submit-time node list, with its Ray version."""
     out = []
     for n in _submit_nodes(jd):
         if n.get("state") != "ALIVE":
             continue
         res = n.get("resources_total") or {}
-        own = fsutil.read_json(JobDir(jd).node_env(str(n.get("node_ip"))), {}) or {}
+        own = fsutil.read_json(jd.node_env(str(n.get("node_ip"))), {}) or {}
         head = bool(n.get("is_head_node"))
         ray, source = (head_ray, "the dashboard (the head's Ray)") if head else (own.get("ray"), "the node's log keeper")
         out.append({"ip": n.get("node_ip"), "head": head, "cpus": res.get("CPU", 0), "gpus": res.get("GPU", 0),
@@ -74,8 +74,7 @@ def _nodes(jd: Path, head_ray: Optional[str]) -> list:
     return sorted(out, key=lambda n: (not n["head"], str(n["ip"])))
 
 
-def assemble(jd: Path, head_ray: Optional[str]) -> dict:
-    jd = JobDir(jd)
+def assemble(jd: JobDir, head_ray: Optional[str]) -> dict:
     resolved = jd.resolved()
     host = fsutil.read_json(jd.fingerprint_submitted, {}) or {}
     driver = fsutil.read_json(jd.env_driver, {}) or {}
@@ -101,10 +100,10 @@ def head_ray_version(dash) -> Optional[str]:
         return None
 
 
-def write_job(jd: Path, dash) -> None:
+def write_job(jd: JobDir, dash) -> None:
     """<job dir>/fingerprint.json, when the job is archived; never fails the archiving."""
     try:
-        fsutil.write_json(JobDir(jd).fingerprint, assemble(jd, head_ray_version(dash)))
+        fsutil.write_json(jd.fingerprint, assemble(jd, head_ray_version(dash)))
     except OSError:
         pass
 

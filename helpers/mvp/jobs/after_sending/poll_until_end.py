@@ -11,6 +11,7 @@ from ..inspection import progress
 from ...core import log
 from ...core.dashboard import TERMINAL, Dashboard
 from ...worker.errors import MvpError
+from ...worker.jobdir import JobDir
 from .node_access import NodeAccess
 
 STOP_GRACE_S = 60
@@ -87,7 +88,7 @@ def stop(dash: Dashboard, submission_id: str) -> dict:
 class ProgressShown:
     """The job's progress as its kept log shows it, printed when it moves."""
 
-    def __init__(self, jd, submission_id: str, terminal: bool):
+    def __init__(self, jd: JobDir, submission_id: str, terminal: bool):
         self.jd, self.sid, self.terminal = jd, submission_id, terminal
         self.read_at = self.printed_at = float("-inf")
         self.shown, self.open_line = None, False
@@ -115,7 +116,7 @@ class ProgressShown:
             self.open_line = False
 
 
-def wait(jd, dash: Dashboard, submission_id: str, timeout: float, lost_after: float, nodes: NodeAccess) -> dict:
+def wait(jd: JobDir, dash: Dashboard, submission_id: str, timeout: float, lost_after: float, nodes: NodeAccess) -> dict:
     """Waits for the job to end, stopping it when the deadline passes, and
     archives it (nodes: the way to its driver's node's own log); a cluster
     that goes away for lost_after seconds makes it LOST."""

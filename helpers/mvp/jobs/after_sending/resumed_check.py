@@ -36,16 +36,12 @@ NAME = "resumed"
 DEFAULT_LOCAL_DIR = "${trainer.default_local_dir}"
 
 
-def resolved(job_dir: Path) -> dict:
-    return JobDir(job_dir).resolved()
-
-
-def logged_steps(job_dir: Path) -> list:
+def logged_steps(jd: JobDir) -> list:
     """The training steps the job's driver log shows (the archived copy, else
     the kept one). A line of validation metrics only is not one: verl
     validates at the checkpoint's step when a resumed run has
     val_before_train on, before it trains the next step."""
-    text = JobDir(job_dir).driver_log_text()
+    text = jd.driver_log_text()
     if text is None:
         return []
     return [int(r["step"]) for r in metrics.step_lines(text) if any(k != "step" and not k.startswith("val") for k in r)]
@@ -57,10 +53,10 @@ def checkpoint_step(resumed_from: str) -> Optional[int]:
     return int(step) if step.isdigit() else None
 
 
-def rollout_dir(job_dir: Path) -> Optional[Path]:
+def rollout_dir(jd: JobDir) -> Optional[Path]:
     """Where this job's verl dumped its rollouts, as this host sees the job
     directory; None when it dumped none, or outside its job directory."""
-    res = resolved(job_dir)
+    res = jd.resolved()
     overrides = res.get("trainer_overrides") or {}
     if isinstance(overrides, list):
         overrides = dict(item.split("=", 1) for item in overrides if "=" in item)
@@ -71,12 +67,12 @@ def rollout_dir(job_dir: Path) -> Optional[Path]:
     node_job_dir = res.get("job_dir") or ""
     if not node_job_dir or not (value == node_job_dir or value.startswith(node_job_dir.rstrip("/") + "/")):
         return None
-    return job_dir / value[len(node_job_dir.rstrip("/")):].lstrip("/")
+    return jd.path / value[len(node_job_dir.rstrip("/")):].lstrip("/")
 
 
-def batch(job_dir: Path, step: int) -> Optional[Counter]:
+def batch(jd: JobDir, step: int) -> Optional[Counter]:
     """The prompts the job trained at `step`, from verl's rollout dump, or None."""
-    d = rollout_dir(job_dir)
+    d = rollout_dir(jd)
     path = d / f"{step}.jsonl" if d else None
     if path is None or not path.is_file():
         return None
@@ -97,26 +93,26 @@ def _result(passed, evidence: str) -> dict:
 def check(jobs: Path, sid: str, earlier: list) -> Optional[dict]:
     """The check for job `sid` (None when it resumed from nothing). `earlier`:
     the ids of the jobs of its chain before it, oldest first."""
-    job_dir = jobs / sid
-    resumed_from = resolved(job_dir).get("resumed_from") or ""
+    jd = JobDir.of(jobs, sid)
+    resumed_from = jd.resolved().get("resumed_from") or ""
     if not resumed_from:
         return None
     n = checkpoint_step(resumed_from)
     if n is None:
         return _result(False, f"resumed from '{resumed_from}', which names no global_step_N")
-    steps = logged_steps(job_dir)
+    steps = logged_steps(jd)
     if not steps:
         return _result(False, f"resumed from {resumed_from} but logged no training step: it did not go on "
                               "(verl 7401 ends such a run SUCCEEDED)")
     if steps[0] != n + 1:
         return _result(False, f"first logged step {steps[0]}, not {n + 1}: it did not go on from {resumed_from}")
     said = f"first logged step {n + 1} = {resumed_from} + 1"
-    mine = batch(job_dir, n + 1)
+    mine = batch(jd, n + 1)
     if mine is None:
         return _result(None, f"{said}; data position not judged: no rollout dump of step {n + 1} in {sid} "
                              f"(set trainer.rollout_data_dir: {DEFAULT_LOCAL_DIR}/rollouts)")
     for ref in reversed(earlier):
-        theirs = batch(jobs / ref, n + 1)
+        theirs = batch(JobDir.of(jobs, ref), n + 1)
         if theirs is None:
             continue
         if theirs == mine:

@@ -61,7 +61,7 @@ def resume_point(jobs: Path, sid: str) -> str:
     went_on = resumed_check.check(jobs, sid, earlier)
     # A resumption that trained but not from where it should have (wrong first
     # step, other prompts): going on from its checkpoints would compound it.
-    if went_on and went_on["passed"] is False and resumed_check.logged_steps(jobs / sid):
+    if went_on and went_on["passed"] is False and resumed_check.logged_steps(JobDir.of(jobs, sid)):
         raise MvpError(f"job {sid} ended {status} and did not go on as resumed: {went_on['evidence']}; "
                        "the chain stops here")
     own = own_checkpoint(jobs, sid)

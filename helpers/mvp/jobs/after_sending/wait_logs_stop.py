@@ -2,7 +2,6 @@
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 from . import archive, poll_until_end, node_access
 from ..planning import ckpt_keep
@@ -46,11 +45,12 @@ def wait_for(sid: str, timeout, settings) -> dict:
     limit; the job's result (result.json's content)."""
     dash = Dashboard(settings.dashboard_url)
     poll_until_end.now(dash, sid)
-    result = poll_until_end.wait(settings.jobs_dir / sid, dash, sid, timeout or settings.job_timeout, settings.lost_after,
+    jd = JobDir.of(settings.jobs_dir, sid)
+    result = poll_until_end.wait(jd, dash, sid, timeout or settings.job_timeout, settings.lost_after,
                           node_access.from_settings(settings))
     ckpt_keep.enforce(settings.jobs_dir, sid)
     log.step(f"job {sid} ended {result['status']}; driver on {result['driver_node_ip']} "
-             f"(head: {result['driver_on_head']}); archived in {settings.jobs_dir / sid}")
+             f"(head: {result['driver_on_head']}); archived in {jd}")
     return result
 
 
@@ -63,7 +63,7 @@ def reconcile_main(args, settings) -> int:
     own, others = jobdir.unfinished(settings.jobs_dir, settings.cluster_name)
     lost = [sid for sid in own if dash.job(sid) is None]
     for sid in lost:
-        archive.finalize_lost(settings.jobs_dir / sid, sid, {}, "the cluster it ran on went away before it ended; "
+        archive.finalize_lost(JobDir.of(settings.jobs_dir, sid), sid, {}, "the cluster it ran on went away before it ended; "
                               f"the new head at {dash.url} does not know it (found by 20_start_head.sh)",
                               node_access.UNREACHABLE)
     if others:
@@ -79,7 +79,7 @@ def reconcile_main(args, settings) -> int:
 
 def logs_main(args, settings) -> int:
     sid = args.submission_id
-    jd = settings.jobs_dir / sid
+    jd = JobDir.of(settings.jobs_dir, sid)
     dash = Dashboard(settings.dashboard_url)
     # Why Ray cannot be asked ("" when it can): the job directory answers then.
     down = dash.ray_unanswered()
@@ -129,7 +129,7 @@ def _served_log(dash: Dashboard, sid: str) -> str:
     return ""
 
 
-def _ray_serves_log(dash: Dashboard, sid: str, jd: Path) -> bool:
+def _ray_serves_log(dash: Dashboard, sid: str, jd: JobDir) -> bool:
     """Whether Ray serves an ended job's log: not when asking fails, nor when
     it answers empty where the job directory kept one (a Ray started again at
     the driver's address, a Kubernetes pod's container restarted in place,
@@ -138,17 +138,16 @@ def _ray_serves_log(dash: Dashboard, sid: str, jd: Path) -> bool:
         served = dash.job_logs(sid)
     except MvpError:
         return False
-    jd = JobDir(jd)
     return served != "" or not any(p.is_file() and p.stat().st_size for p in (jd.driver_log, jd.live_log))
 
 
-def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:
+def _show_archived(jd: JobDir, sid: str, listed, args, down: str = "") -> int:
     """The logs kept of a job Ray cannot serve (the archived or kept driver
     log, then each node's kept worker logs); else one line. Tells a job Ray
     lost (its directory is here, Ray does not list it) apart from one that
     never was (no directory, Ray does not know it). With the cluster down
     (`down` says why), one WARN line says so and when the copy was last synced."""
-    if listed is None and not jd.is_dir():
+    if listed is None and not jd.path.is_dir():
         where = f"the cluster does not answer ({down})" if down else "Ray does not know it"
         raise MvpError(f"job {sid}: no such job: {where} and there is no job directory {jd}; "
                        "check the id with scripts/50_status.sh")
@@ -158,7 +157,6 @@ def _show_archived(jd: Path, sid: str, listed, args, down: str = "") -> int:
         why = "Ray lost the job (its directory is here; Ray does not list it: the head restarted since?)"
     else:
         why = f"the cluster does not answer ({down})"
-    jd = JobDir(jd)
     driver, nodes = jd.kept_driver_log(), jd.node_worker_logs()
     if driver is None and not nodes:
         missing = jd.driver_log_missing
@@ -226,5 +224,5 @@ def stop_main(args, settings) -> int:
         log.step(f"stopping {sid} ({job['status']})")
         job = poll_until_end.stop(dash, sid)
         log.info(f"job {sid} is {job['status']}")
-    archive.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+    archive.finalize_if_ended(JobDir.of(settings.jobs_dir, sid), dash, sid, job, settings)
     return 0

@@ -30,10 +30,9 @@ def _from_ray(job: dict) -> dict:
             "driver_node_ip": archive.driver_location(job, {}, set())["driver_node_ip"]}
 
 
-def _from_archive(jd, sid: str, down: str) -> dict:
+def _from_archive(jd: JobDir, sid: str, down: str) -> dict:
     """What the job directory says: result.json's final status, else (the
     cluster does not answer) the last known one, with a "?" as 50 shows it."""
-    jd = JobDir(jd)
     result = jd.read_result()
     if result:
         return {"submission_id": sid, "status": result.get("status"), "source": "archive",
@@ -52,7 +51,7 @@ def _from_archive(jd, sid: str, down: str) -> dict:
 def lookup(settings, dash: Dashboard, sid: str) -> dict:
     """The job as Ray has it (archived on the way when it ended, as 50
     does), else as the archive has it; MvpError when neither knows it."""
-    jd = settings.jobs_dir / check_id(sid, "SUBMISSION_ID")
+    jd = JobDir.of(settings.jobs_dir, check_id(sid, "SUBMISSION_ID"))
     try:
         job, down = dash.job(sid), ""
     except MvpError as exc:

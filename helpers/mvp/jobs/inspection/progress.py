@@ -50,9 +50,9 @@ def of_text(text: str) -> Optional[dict]:
     return {"step": step, "total": total, "figure": name, "value": value, "step_s": step_s, "eta_s": eta}
 
 
-def of_job(job_dir: Path) -> Optional[dict]:
+def of_job(jd: JobDir) -> Optional[dict]:
     """The progress in the job's kept log, or None when it has no step yet."""
-    return of_file(JobDir(job_dir).live_log)
+    return of_file(jd.live_log)
 
 
 def of_file(path: Path) -> Optional[dict]:

@@ -57,12 +57,11 @@ def recent_jobs(jobs: Path, archived: list, live: dict, limit: int) -> list:
     return ordered[:limit]
 
 
-def last_known(jd: Path) -> dict:
+def last_known(jd: JobDir) -> dict:
     """What the job directory says of a job without result.json that Ray
     does not list (its cluster is down, or went away): RUNNING as of the
     newest copy its nodes kept while it ran, else SUBMITTED as of its
     submission log's last line."""
-    jd = JobDir(jd)
     kept = [p for p in [jd.live_log] + list(jd.nodes.glob("*/worker-*")) if p.is_file()]
     if kept:
         return {"status": "RUNNING", "as_of": int(max(p.stat().st_mtime for p in kept) * 1000),
@@ -112,7 +111,7 @@ def _live(settings: Settings, dash: Dashboard, cluster_report: dict) -> dict:
         sid = job.get("submission_id")
         if sid:
             live[sid] = _row_from_ray(job, ips, head_ids)
-            archive.finalize_if_ended(settings.jobs_dir / sid, dash, sid, job, settings)
+            archive.finalize_if_ended(JobDir.of(settings.jobs_dir, sid), dash, sid, job, settings)
     return live
 
 
@@ -133,7 +132,7 @@ def collect(settings: Settings, dash: Dashboard) -> dict:
     for j in report["jobs"]:
         if (j.get("status") or (j.get("last_known") or {}).get("status")) == "RUNNING":
             # From the log its node keeps in the job directory: no Ray call.
-            j["progress"] = progress.of_job(settings.jobs_dir / j["submission_id"])
+            j["progress"] = progress.of_job(JobDir.of(settings.jobs_dir, j["submission_id"]))
     root = settings.shared_root
     usage = {"path": str(root)}
     try:

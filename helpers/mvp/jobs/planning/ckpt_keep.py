@@ -27,10 +27,6 @@ from .workloads import WORKLOADS
 TRACKER = "latest_checkpointed_iteration.txt"
 
 
-def _resolved(job_dir: Path) -> dict:
-    return JobDir(job_dir).resolved()
-
-
 def _key(resolved: dict) -> str:
     """The workload's limit key ("" for a workload the table does not know: no limit)."""
     workload = WORKLOADS.get(resolved.get("workload", ""))
@@ -44,9 +40,9 @@ def limit(resolved: dict) -> Optional[int]:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def complete(job_dir: Path) -> list:
+def complete(jd: JobDir) -> list:
     """(step, path) of the job's complete checkpoints, oldest first."""
-    root = JobDir(job_dir).checkpoints
+    root = jd.checkpoints
     try:
         latest = int((root / TRACKER).read_text().strip())
     except (OSError, ValueError):
@@ -63,7 +59,7 @@ def chain_back(jobs: Path, sid: str) -> list:
     """sid and the jobs it resumed from, through resolved.resumed_from, newest first."""
     ids, seen = [sid], {sid}
     while True:
-        before = (_resolved(jobs / ids[-1]).get("resumed_from") or "").partition("/global_step_")[0]
+        before = (JobDir.of(jobs, ids[-1]).resolved().get("resumed_from") or "").partition("/global_step_")[0]
         if not before or before in seen or not (jobs / before).is_dir():
             return ids
         ids.append(before)
@@ -72,12 +68,12 @@ def chain_back(jobs: Path, sid: str) -> list:
 
 def enforce(jobs: Path, sid: str) -> list:
     """Removes the chain's checkpoints beyond the limit; returns their paths."""
-    resolved = _resolved(jobs / sid)
+    resolved = JobDir.of(jobs, sid).resolved()
     keep = limit(resolved)
     if not keep or not resolved.get("resumed_from"):
         return []
     ids = chain_back(jobs, sid)
-    kept = sorted((cp for job in ids for cp in complete(jobs / job)), key=lambda cp: cp[0])
+    kept = sorted((cp for job in ids for cp in complete(JobDir.of(jobs, job))), key=lambda cp: cp[0])
     removed = [path for _, path in kept[:-keep] if path.parent.parent != jobs / sid]
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)

@@ -25,10 +25,9 @@ BAR = re.compile(r"Epoch \d+/\d+:[^|\n]*\|[^|\n]*\|\s*\d+/(\d+) \[")
 HANDLER = Path("verl/utils/checkpoint/checkpoint_handler.py")
 
 
-def steps_per_epoch(job_dir: Path) -> Optional[int]:
+def steps_per_epoch(jd: JobDir) -> Optional[int]:
     """verl's own number, from the job's tqdm bar; else the train rows // batch
     (the parquet's metadata), None when neither can be read."""
-    jd = JobDir(job_dir)
     for path in (jd.driver_log, jd.live_log):
         if path.is_file():
             totals = BAR.findall(path.read_text(encoding="utf-8", errors="replace"))
@@ -51,9 +50,9 @@ def fixed_in(code_path: Path) -> bool:
         return False
 
 
-def check(old_job_dir: Path, step: int, resumed_from: str, code_path: Path) -> None:
+def check(old: JobDir, step: int, resumed_from: str, code_path: Path) -> None:
     """Refuses, in one line, an SFT resume from an epoch-boundary checkpoint."""
-    per_epoch = steps_per_epoch(old_job_dir)
+    per_epoch = steps_per_epoch(old)
     if not per_epoch or step % per_epoch or fixed_in(code_path):
         return
     raise MvpError(f"--resume-from {resumed_from}: step {step} ends epoch {step // per_epoch} ({per_epoch} steps per "

@@ -155,7 +155,7 @@ def _resume(layout: Layout, ref: str, workload: str, code_path: Path) -> tuple:
     as it was. SFT from an epoch-boundary checkpoint is refused (verl 7401)."""
     job_id, _, step = ref.partition("/")
     check_id(job_id, "--resume-from")
-    old = JobDir(layout.job(job_id))
+    old = layout.job(job_id)
     try:
         old_workload = old.load_spec()["resolved"]["workload"]
     except (OSError, ValueError, KeyError):
@@ -444,15 +444,15 @@ def _entry_resources(spec: dict, ray_cfg: dict) -> dict:
             "entrypoint_num_gpus": float(res.get("entrypoint_num_gpus", 0) or 0)}
 
 
-def _runbook_overrides(workload: Workload, sid: str, job_dir: Path, inputs: dict, settings: Settings,
+def _runbook_overrides(workload: Workload, sid: str, jd: JobDir, inputs: dict, settings: Settings,
                        snap: "preflight.SnapshotConfig") -> dict:
     """The overrides the runbook sets before the JobSpec's own: where the job
     writes, its size on this cluster, its inputs, the workload's defaults. A
     custom module's config gets those of its keys that it has."""
     overrides = {
-        "trainer.default_local_dir": str(JobDir(job_dir).checkpoints),
+        "trainer.default_local_dir": str(jd.checkpoints),
         # Hydra writes its outputs/<date>/<time>/ in the driver's working directory otherwise.
-        "hydra.run.dir": str(JobDir(job_dir).hydra),
+        "hydra.run.dir": str(jd.hydra),
         "trainer.save_freq": "10", "trainer.total_epochs": "1",
         "trainer.project_name": "mvp", "trainer.experiment_name": sid,
         "trainer.logger": "['console']",

@@ -97,11 +97,11 @@ def chain_first(jobs: Path, submission_id: str, resumed_from: str) -> str:
     return ckpt_keep.chain_back(jobs, before)[-1] if before else submission_id
 
 
-def job_env(names: list, job_dir: Path, first: str) -> dict:
+def job_env(names: list, jd: JobDir, first: str) -> dict:
     """What each backend of `names` gets in the job's environment (the
     caller keeps the user's own values): where verl would otherwise write
     relative to the worker's working directory, or on the node's /tmp."""
-    out = JobDir(job_dir).tracking
+    out = jd.tracking
     env = {}
     if "tensorboard" in names:
         # tracking.py:557: TENSORBOARD_DIR, else tensorboard_log/<project>/<experiment> in the cwd.
@@ -125,11 +125,11 @@ def job_env(names: list, job_dir: Path, first: str) -> dict:
     return env
 
 
-def apply(overrides: dict, env: dict, job_dir: Path, first: str, code_path: Path, where: str) -> list:
+def apply(overrides: dict, env: dict, jd: JobDir, first: str, code_path: Path, where: str) -> list:
     """trainer.logger checked (console kept) and the backends' variables set
     in `env` where the job did not set them; returns the backends."""
     names = keep_console(overrides, code_path, where)
-    ours = job_env(names, job_dir, first)
+    ours = job_env(names, jd, first)
     if "MLFLOW_TRACKING_URI" in env:  # the user's server or store: MLflow's file-store switch is theirs too
         ours.pop("MLFLOW_ALLOW_FILE_STORE", None)
     if "swanlab" in names and "SWANLAB_API_KEY" not in env:

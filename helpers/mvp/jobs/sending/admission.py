@@ -151,10 +151,10 @@ def _drop(path: Path, claim: dict, why: str) -> None:
     path.unlink(missing_ok=True)
     if not why:
         return
-    job_dir = Path(claim.get("job_dir") or "/nonexistent")
+    jd = JobDir(claim.get("job_dir") or "/nonexistent")
     # Never submitted (no submission log): the directory a killed submitter left half-made.
-    if job_dir.is_dir() and not JobDir(job_dir).submit_log.exists():
-        shutil.rmtree(job_dir, ignore_errors=True)
+    if jd.path.is_dir() and not jd.submit_log.exists():
+        shutil.rmtree(jd, ignore_errors=True)
     log.warn(f"dropped the claim of {claim.get('submission_id')} ({why})")
 
 
@@ -261,12 +261,12 @@ def _never_fits(need: int, total: float) -> MvpError:
 
 
 @contextmanager
-def _claimed(dash: Dashboard, cdir: Path, sid: str, need: int, job_dir: Path):
+def _claimed(dash: Dashboard, cdir: Path, sid: str, need: int, jd: JobDir):
     """The claim, for the time of the submission and after it; gone again
     when the submission fails and Ray does not know the job."""
     path = cdir / "claims" / f"{sid}.json"
     fsutil.write_json(path, {"submission_id": sid, "need": need, "at": time.time(), "host": os.uname().nodename,
-                             "pid": os.getpid(), "job_dir": str(job_dir)})
+                             "pid": os.getpid(), "job_dir": str(jd)})
     try:
         yield
     except BaseException:
@@ -316,7 +316,7 @@ class _Waiter:
 
 
 @contextmanager
-def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: Path, need: int, queue: bool,
+def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, jd: JobDir, need: int, queue: bool,
           timeout: float, claim_max: float, on_queued=None):
     """The body runs (it submits) under the cluster's lock once `need` GPUs
     are free and nobody queued earlier waits; raises MvpError (one line)
@@ -337,7 +337,7 @@ def admit(dash: Dashboard, shared_root: Path, cluster: str, sid: str, job_dir: P
                 waiting = _waiting(cdir / "queue", waiter.ticket.name if waiter.ticket else None)
                 if view.free >= need and not waiting:
                     waiter.leave()
-                    with _claimed(dash, cdir, sid, need, job_dir):
+                    with _claimed(dash, cdir, sid, need, jd):
                         # bench/submit.sh reads the ms.
                         log.info(f"admitted: {need} GPUs needed, {view.free:g} of {view.total:g} free; claimed "
                                  f"under {cdir / 'lock'} ({(time.perf_counter() - t0) * 1000:.0f} ms)")

@@ -179,27 +179,27 @@ def _check_cluster(dash: Dashboard, plan, settings) -> None:
                        "leave submission_id empty to get a new one")
     if not plan.standin:
         trainer_profile.check_cluster(plan.profile, dash.nodes())
-    fsutil.require_free(plan.job_dir.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
+    fsutil.require_free(plan.job_dir.path.parent, settings.min_free_mb, f"claiming job directory {plan.job_dir}")
 
 
 def _record_submission(args, plan, files: dict, dash: Dashboard, output: str, submitted_at: str, kinds: list,
                        bundle_errors: list, store) -> None:
     """logs/submit.log, the sweep of ended jobs' private variables, the line
     saying what was submitted."""
-    job_dir = JobDir(plan.job_dir)
+    jd = plan.job_dir
     event = {"event": "submitted", "at": submitted_at, "host": os.uname().nodename, "via": args.via,
              "command": files["submit_cmd"].rstrip("\n"), "output": output}
     if bundle_errors:
         event["debug_bundle_error"] = bundle_errors[0]
     try:
-        job_dir.write_submit_event(event)
+        jd.write_submit_event(event)
     except OSError as exc:
-        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {job_dir.submit_log} "
+        raise MvpError(f"job {plan.submission_id} was accepted by Ray and runs, but {jd.submit_log} "
                        f"could not be written ({exc.strerror or exc}); free space under {plan.shared_root}") from None
     if store:
         _sweep_ended(store, dash)
     log.step(f"submitted {plan.submission_id} ({plan.workload}, code {plan.code_id}) via {args.via}; "
-             f"job directory {job_dir}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
+             f"job directory {jd}; debug bundle: {', '.join(kinds) or 'none (' + '; '.join(bundle_errors) + ')'}")
 
 
 class _BundleTaker:
@@ -221,8 +221,8 @@ class _BundleTaker:
 def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redactor, settings, cli) -> tuple:
     """Job directory, config files, private variables, then Ray: (output,
     submitted_at, debug bundle kinds, bundle errors, private-variable store)."""
-    job_dir = JobDir(jobdir.claim(plan.job_dir))
-    taker = _BundleTaker(dash, job_dir.debug, redactor)
+    jd = jobdir.claim(plan.job_dir)
+    taker = _BundleTaker(dash, jd.debug, redactor)
     stores = []
 
     def store_private_env() -> None:
@@ -231,7 +231,7 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
 
     try:
         for name, text in files.items():
-            fsutil.write_text(getattr(job_dir, name), text)
+            fsutil.write_text(getattr(jd, name), text)
         submitted_at = datetime.now(timezone.utc).isoformat()
         taker.thread.start()
         if args.via == "cli":
@@ -243,21 +243,21 @@ def _claim_and_submit(args, plan, files: dict, dash: Dashboard, redactor: Redact
     except BaseException as exc:
         if taker.thread.is_alive():
             taker.thread.join()
-        _undo_unless_submitted(dash, plan, job_dir, stores, exc)
+        _undo_unless_submitted(dash, plan, jd, stores, exc)
         raise
     return output, submitted_at, taker.kinds, taker.errors, (stores[0] if stores else None)
 
 
-def _undo_unless_submitted(dash: Dashboard, plan, job_dir: Path, stores: list, exc: BaseException) -> None:
+def _undo_unless_submitted(dash: Dashboard, plan, jd: JobDir, stores: list, exc: BaseException) -> None:
     """Nothing half-made stays behind, unless Ray took the job after all; a
     write error becomes one line saying nothing was submitted."""
     if _ray_knows(dash, plan.submission_id):
         return
     for store in stores:
         _quietly(store.delete, plan.submission_id)
-    shutil.rmtree(job_dir, ignore_errors=True)
+    shutil.rmtree(jd, ignore_errors=True)
     if isinstance(exc, OSError):
-        raise MvpError(f"could not write {job_dir} ({exc.strerror or exc}); nothing was submitted") from None
+        raise MvpError(f"could not write {jd} ({exc.strerror or exc}); nothing was submitted") from None
 
 
 def _store_private_env(plan, settings) -> "mvp_private_env.Store":
