@@ -77,13 +77,14 @@ copy_tree() {
   assert_output ""
 }
 
-@test "job dir: JobDir names each file under the directory it is given, and prefers the archived driver log to the kept one" {
+@test "job dir: JobDir names each file under the directory it is given, pickles as its path, and prefers the archived driver log to the kept one" {
   local jd=$BATS_TEST_TMPDIR/jobs/j-1
   run env PYTHONPATH="$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c '
-import sys
+import pickle, sys
 from mvp.worker.jobdir import FILES, JobDir
 jd = JobDir.of(sys.argv[1].rsplit("/", 1)[0], "j-1")
 assert str(jd) == sys.argv[1] and jd.id == "j-1" and JobDir(jd).path == jd.path
+assert pickle.loads(pickle.dumps(jd)).result == jd.result
 for name, rel, _ in FILES:
     if "<" not in rel:
         assert str(getattr(jd, name)) == sys.argv[1] + "/" + rel, name

@@ -65,10 +65,11 @@ class NamedFiles:
         self.path = Path(os.fspath(path))
 
     def __getattr__(self, name: str) -> Path:
-        try:
-            return self.path / type(self).NAMES[name]
-        except KeyError:
-            raise AttributeError(name) from None
+        # Only the table's names: an unpickled copy asks for __setstate__
+        # before it has a path, and must hear "no such attribute".
+        if name.startswith("__") or name not in type(self).NAMES:
+            raise AttributeError(name)
+        return self.path / type(self).NAMES[name]
 
     def __fspath__(self) -> str:
         return str(self.path)
@@ -84,8 +85,7 @@ class JobDir(NamedFiles):
     view or a node's), or another JobDir. Made once where a job directory
     enters the code (JobDir.of(jobs, id), Layout.job, claim(), the launcher's
     argument) and handed on as it is: a function given a job directory takes
-    a JobDir. It does not survive pickling: a path crosses to another
-    process (log_keeper.NodeKeeper)."""
+    a JobDir, which pickles as its path does."""
     NAMES = _PATHS
 
     @classmethod
