@@ -39,6 +39,7 @@ import json
 import math
 import os
 import random
+from collections import Counter
 from pathlib import Path
 from statistics import mean, median
 from typing import Optional
@@ -216,7 +217,7 @@ def detections(planted: list, same: dict, settings, rng: random.Random, draws: i
     out: dict = {}
     machine = machine or {}
     for rec in planted:
-        names = sorted(n for n in same if machine.get(n) == (rec.get("machine") if machine else None))
+        names = sorted(n for n in same if machine.get(n) == machine.get(rec["night"]))
         if len(names) < settings.nightly_min_history:
             continue
         hits = 0
@@ -337,11 +338,9 @@ def corpus_of(records: list, same: dict) -> dict:
         per_job = runs.setdefault(r.get("planted") or "same-code", {})
         per_job[r["job"]] = per_job.get(r["job"], 0) + 1
     dates = sorted(r["recorded_at"][:10] for r in records)
-    nights_on: dict = {}
-    for night, m in machines_of(records).items():
-        if night in same:
-            nights_on[m] = nights_on.get(m, 0) + 1
-    return {"records": len(records), "same_code_nights": len(same), "runs": runs, "machines": nights_on,
+    machine = machines_of(records)
+    return {"records": len(records), "same_code_nights": len(same), "runs": runs,
+            "machines": dict(Counter(machine[night] for night in same)),
             "first": dates[0] if dates else None, "last": dates[-1] if dates else None,
             "jobs": sorted({r["job"] for r in records})}
 
