@@ -51,6 +51,20 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_output '[false, false]'
 }
 
+@test "bands: the nightly's rule asks more of two figures: grad_norm 3 steps in a row (2 pass where 2 of entropy fail, 3 fail), the score 8 MADs; MVP_NIGHTLY_BAND_STEPS=4 raises both figures' steps" {
+  run sim 'history.band_rule(settings()).at_least'
+  assert_output '[["grad_norm", "steps", 3], ["score", "k", 8.0]]'
+  run sim '[verdict(p, rule=history.band_rule(settings()))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1}}, {"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}})]'
+  assert_output '[false, true, true]'
+  run sim 'verdict({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, rule=history.band_rule(settings()))["reasons"]'
+  assert_output --partial '"grad_norm (actor/grad_norm) above its band at steps 4-6 (3 in a row, 3 make a regression)'
+  run sim '[verdict(p, rule=history.band_rule(settings(nightly_band_steps=4)))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1, 6: 0.1, 7: 0.1}})]'
+  assert_output '[false, true]'
+  # The score's band is 8 MADs wide, entropy's 5; MVP_NIGHTLY_BAND_K=10 widens both to 10.
+  run sim '[[(f["figure"], f["evidence"].split("+- ")[1].split(" MAD")[0]) for f in verdict({"critic/score/mean": {4: 0.0, 5: 0.0}, "actor/entropy": {4: 0.1, 5: 0.1}}, rule=history.band_rule(settings(nightly_band_k=k)))["figures"] if f["regressed"]] for k in ("5", "10")]'
+  assert_output '[[["score", "8"], ["entropy", "5"]], [["score", "10"], ["entropy", "10"]]]'
+}
+
 @test "bands: a two-sided figure too low is red (advantages zeroed: grad_norm 0 from step 3), and so is a step that is not a number" {
   run sim 'verdict({"actor/grad_norm": {s: 0.0 for s in range(3, 11)}})["reasons"]'
   assert_success

@@ -220,8 +220,9 @@ def curve_verdicts(probe: dict, references: list, settings) -> list:
     rule = history.band_rule(settings)
     out = []
     for name in names:
-        wide = rule._replace(k=rule.k * NOISE_FACTOR, steps=min(rule.steps, len(mine[name]["steps"])),
-                             min_refs=GOOD_RUNS)
+        own = bands.for_figure(rule, name)
+        wide = own._replace(k=own.k * NOISE_FACTOR, steps=min(own.steps, len(mine[name]["steps"])), min_refs=GOOD_RUNS,
+                            at_least=())
         judged = bands.judge_figure(name, mine[name], [t[name] for t in theirs if name in t], wide)
         judged["evidence"] = judged["evidence"].replace(" runs)", " GOOD probes)").replace(" runs;", " GOOD probes;")
         out.append(judged)

@@ -395,7 +395,8 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     found = detections(planted, same, settings, rng, draws, size, shown, machine)
     same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
-        "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus, "judge": tonight_judge(settings),
+        "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus,
+        "judge": {**tonight_judge(settings), "band_at_least": [list(t) for t in bands.NIGHTLY_AT_LEAST]},
         "false_alarms_per_100_nights": round(100 * rate, 2),
         "false_alarms_per_100_nights_ci95_high": round(100 * high, 2),
         "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
@@ -421,12 +422,19 @@ def regime_line(reg: dict) -> str:
     return f"profile {digest}: {which}; {reg['records_left_out']} records of other profiles left out"
 
 
+def in_a_row(judge: dict) -> str:
+    """The steps in a row a band's regression needs, in words, with the figures that need more."""
+    names = {"k": "MAD", "steps": "steps in a row"}
+    more = "; ".join(f"{figure} {value:g} {names.get(field, field)}" for figure, field, value in judge.get("band_at_least", []))
+    return f"{judge['band_steps']} steps in a row" + (f" ({more})" if more else "")
+
+
 def table(out: dict) -> str:
     c = out["corpus"]
     lines = [f"corpus: {c['records']} records, {c['same_code_nights']} same-code nights, recorded {c['first']} .. {c['last']}; "
              f"{regime_line(out['regime'])}",
              f"judge: {out['judge']['history']} good nights of history (warm-up from {out['judge']['min_history']}), "
-             f"band k={out['judge']['band_k']} MAD, {out['judge']['band_steps']} steps in a row",
+             f"band k={out['judge']['band_k']} MAD, {in_a_row(out['judge'])}",
              "",
              f"{'what':<28} {'measured':>10}  {'goal':<10} detail",
              f"{'false alarms / 100 nights':<28} {out['false_alarms_per_100_nights']:>10}  {'<= 1':<10} "
@@ -456,7 +464,7 @@ def markdown(out: dict) -> str:
     lines = [f"Measured {c['last']} on {c['same_code_nights']} same-code nights ({', '.join(f'{n} {k}' for k, n in sorted(same.items()))} "
              f"runs) and {sum(sum(v.values()) for k, v in c['runs'].items() if k != 'same-code')} planted runs; "
              f"the judge's defaults (history {j['history']} nights, warm-up from {j['min_history']}, bands "
-             f"k={j['band_k']} MAD, {j['band_steps']} steps in a row, floor {j['band_floor']}%, single figures' tolerances "
+             f"k={j['band_k']} MAD, {in_a_row(j)}, floor {j['band_floor']}%, single figures' tolerances "
              f"{' '.join(f'{k}={v}%' for k, v in sorted(j['tolerance'].items()))}). The nights' trainer "
              f"{regime_line(out['regime'])}.",
              "", "| what | measured | goal |", "|---|---|---|",

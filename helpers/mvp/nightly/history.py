@@ -80,7 +80,8 @@ def judge_figure(figure: str, value, past: list, tolerance_pct: float, min_night
 
 def band_rule(settings) -> bands.Rule:
     """The bands' rule from MVP_NIGHTLY_BAND_K, _STEPS, _FLOOR and
-    MVP_NIGHTLY_MIN_HISTORY (the good nights a step's band needs)."""
+    MVP_NIGHTLY_MIN_HISTORY (the good nights a step's band needs), with the
+    figures that need more (bands.NIGHTLY_AT_LEAST)."""
     try:
         k, floor = float(settings.nightly_band_k), float(settings.nightly_band_floor)
     except ValueError:
@@ -89,7 +90,7 @@ def band_rule(settings) -> bands.Rule:
         raise MvpError(f"MVP_NIGHTLY_BAND_K={settings.nightly_band_k}, MVP_NIGHTLY_BAND_FLOOR="
                        f"{settings.nightly_band_floor}, MVP_NIGHTLY_BAND_STEPS={settings.nightly_band_steps}: "
                        "K must be a number > 0, FLOOR a percent >= 0, STEPS a whole number >= 1")
-    return bands.Rule(k, settings.nightly_band_steps, settings.nightly_min_history, floor / 100)
+    return bands.Rule(k, settings.nightly_band_steps, settings.nightly_min_history, floor / 100, bands.NIGHTLY_AT_LEAST)
 
 
 def reference_curves(history: list, name: str, before_run: str, nights: int, since: str = "") -> list:
