@@ -60,9 +60,10 @@ BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", 
 #   or two earlier in one run than in another.
 # - score, 8 MADs: where the learning probe takes off (steps 4-7) its runs
 #   part by more than the MAD pooled over its flat first and saturated last
-#   steps. On the corpus this took the quiet machine's false alarms from 14.1
-#   to 9.6 per 100 nights, and every run with advantages zeroed or flipped or
-#   a reward backwards was still caught against every history drawn.
+#   steps. On the corpus of 2026-11-30 (31 nights) it took the quiet
+#   machine's false alarms from 14.1 to 9.6 per 100 nights, and every run
+#   with advantages zeroed or flipped or a reward backwards was still caught
+#   against every history drawn.
 NIGHTLY_AT_LEAST = (("grad_norm", "steps", 3), ("score", "k", 8.0))
 
 
