@@ -53,7 +53,7 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
 
 @test "bands: the nightly's rule asks more of two figures: grad_norm 3 steps in a row (2 pass where 2 of entropy fail, 3 fail), the score 8 MADs; MVP_NIGHTLY_BAND_STEPS=4 raises both figures' steps" {
   run sim 'history.band_rule(settings()).at_least'
-  assert_output '[["grad_norm", "steps", 3], ["score", "k", 8.0]]'
+  assert_output '[["grad_norm", "steps", 3], ["score", "k", 8.0], ["step_s", "share", 0.3333333333333333], ["throughput", "share", 0.3333333333333333]]'
   run sim '[verdict(p, rule=history.band_rule(settings()))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1}}, {"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}})]'
   assert_output '[false, true, true]'
   run sim 'verdict({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, rule=history.band_rule(settings()))["reasons"]'
@@ -63,6 +63,17 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   # The score's band is 8 MADs wide, entropy's 5; MVP_NIGHTLY_BAND_K=10 widens both to 10.
   run sim '[[(f["figure"], f["evidence"].split("+- ")[1].split(" MAD")[0]) for f in verdict({"critic/score/mean": {4: 0.0, 5: 0.0}, "actor/entropy": {4: 0.1, 5: 0.1}}, rule=history.band_rule(settings(nightly_band_k=k)))["figures"] if f["regressed"]] for k in ("5", "10")]'
   assert_output '[[["score", "8"], ["entropy", "5"]], [["score", "10"], ["entropy", "10"]]]'
+}
+
+@test "bands: the nightly's s/step and throughput stay out for a third of the judged steps: 3 of 10 steps pass, 4 fail (2 of entropy fail), 2 of a 3-step run fail" {
+  run sim '[verdict({"timing_s/step": {s: 20.0 for s in range(5, 5 + n)}}, rule=history.band_rule(settings()))["regressed"] for n in (3, 4)]'
+  assert_output '[false, true]'
+  run sim 'verdict({"timing_s/step": {s: 20.0 for s in range(5, 9)}}, rule=history.band_rule(settings()))["reasons"]'
+  assert_output --partial 'above its band at steps 5-8 (4 in a row, 4 make a regression)'
+  run sim '[verdict({"timing_s/step": {4: 20.0, 5: 20.0}}, rule=history.band_rule(settings()))["regressed"], verdict({"actor/entropy": {4: 0.1, 5: 0.1}}, rule=history.band_rule(settings()))["regressed"]]'
+  assert_output '[false, true]'
+  run sim '[bands.in_a_row(bands.for_figure(history.band_rule(settings()), f), n) for f, n in (("step_s", 10), ("step_s", 3), ("step_s", 2), ("throughput", 9), ("entropy", 10))]'
+  assert_output '[4, 2, 2, 3, 2]'
 }
 
 @test "bands: a two-sided figure too low is red (advantages zeroed: grad_norm 0 from step 3), and so is a step that is not a number" {
@@ -160,7 +171,7 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
 }
 
 @test "index.html: a night whose s/step left its band is red in the s/step trend, with no single-figure band drawn for it" {
-  run sim '[night(REG, d, [job(curves=curves(seed=d))], settings()) and None for d in range(3)] and regression(night(REG, 3, [job(curves=curves({"timing_s/step": {5: 20.0, 6: 20.0}}, seed=3))], settings()))["passed"]'
+  run sim '[night(REG, d, [job(curves=curves(seed=d))], settings()) and None for d in range(3)] and regression(night(REG, 3, [job(curves=curves({"timing_s/step": {s: 20.0 for s in range(5, 9)}}, seed=3))], settings()))["passed"]'
   assert_success
   assert_output false
   local svg

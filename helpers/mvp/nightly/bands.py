@@ -64,19 +64,37 @@ BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", 
 #   machine's false alarms from 14.1 to 9.6 per 100 nights, and every run
 #   with advantages zeroed or flipped or a reward backwards was still caught
 #   against every history drawn.
-NIGHTLY_AT_LEAST = (("grad_norm", "steps", 3), ("score", "k", 8.0))
+# - s/step and throughput, a third of the run's judged steps in a row (at
+#   least the rule's steps): a slower commit slows every step, while a shared
+#   host slows a step or three (the corpus's quiet machine: a step or two of
+#   8-10 s among steps of 5-6 s on about 1 night in 10). On the corpus of
+#   2026-11-30 (23 nights of the quiet machine) it took that machine's false
+#   alarms from 9.6 to 1.3 per 100 nights: the probe's 10 steps need 4 in a
+#   row (3 left 3.5), GRPO's 3 steps still 2, and every slow run was caught
+#   as before.
+NIGHTLY_AT_LEAST = (("grad_norm", "steps", 3), ("score", "k", 8.0), ("step_s", "share", 1 / 3),
+                    ("throughput", "share", 1 / 3))
 
 
 class Rule(NamedTuple):
     """k: the band's half-width in MADs; steps: how many consecutive steps
     outside make a regression; min_refs: references needed at a step for its
     band; floor: the MAD's least value, as a fraction of the figure's size;
-    at_least: (figure, field, value) triples: a figure that needs more."""
+    share: the least share of the judged steps those steps in a row must
+    also cover (rounded up); at_least: (figure, field, value) triples: a
+    figure that needs more."""
     k: float = 5.0
     steps: int = 2
     min_refs: int = 3
     floor: float = 0.02
+    share: float = 0.0
     at_least: tuple = ()
+
+
+def in_a_row(rule: Rule, judged: int) -> int:
+    """The steps in a row outside a band that make a regression, of a run
+    with `judged` steps in its band."""
+    return max(rule.steps, math.ceil(round(rule.share * judged, 9)))
 
 
 def for_figure(rule: Rule, name: str) -> Rule:
@@ -155,6 +173,7 @@ def judge_figure(name: str, candidate: dict, references: list, rule: Rule) -> di
     values = dict(zip(candidate["steps"], candidate["values"]))
     sides = [side(values[s], band[s]) for s in steps]
     runs = stretches(steps, [sd in BAD[worse] for sd in sides])
+    rule = rule._replace(steps=in_a_row(rule, len(steps)), share=0.0)
     out.update(steps=steps, values=[values[s] for s in steps], sides=sides,
                low=[band[s][0] for s in steps], mid=[band[s][1] for s in steps], high=[band[s][2] for s in steps],
                stretches=[r for r in runs if r[1] - r[0] + 1 >= rule.steps],

@@ -38,6 +38,7 @@ import hashlib
 import json
 import math
 import os
+from fractions import Fraction
 import random
 from collections import Counter
 from pathlib import Path
@@ -424,8 +425,11 @@ def regime_line(reg: dict) -> str:
 
 def in_a_row(judge: dict) -> str:
     """The steps in a row a band's regression needs, in words, with the figures that need more."""
-    names = {"k": "MAD", "steps": "steps in a row"}
-    more = "; ".join(f"{figure} {value:g} {names.get(field, field)}" for figure, field, value in judge.get("band_at_least", []))
+    def words(field: str, value: float) -> str:
+        if field == "share":
+            return f"{Fraction(value).limit_denominator(10)} of its steps in a row"
+        return f"{value:g} " + {"k": "MAD", "steps": "steps in a row"}.get(field, field)
+    more = "; ".join(f"{figure} {words(field, value)}" for figure, field, value in judge.get("band_at_least", []))
     return f"{judge['band_steps']} steps in a row" + (f" ({more})" if more else "")
 
 
@@ -578,7 +582,7 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     differ = [JUDGE_SETTINGS[k] for k, v in tonight_judge(settings).items() if cal["judge"].get(k) != v]
     if differ:
         return f"not calibrated (tonight's judge differs from the measured one in {', '.join(differ)}; {where})"
-    kinds = [f"{k} {d['rate']:.2g}" for k, d in cal["detected"].items() if d.get("job") == job]
+    kinds = [f"{k} {d['rate']:.2g}" for k, d in cal["detected"].items() if job in d.get("job", "").split(",")]
     found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
     return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
             f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")

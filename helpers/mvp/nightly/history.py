@@ -90,7 +90,8 @@ def band_rule(settings) -> bands.Rule:
         raise MvpError(f"MVP_NIGHTLY_BAND_K={settings.nightly_band_k}, MVP_NIGHTLY_BAND_FLOOR="
                        f"{settings.nightly_band_floor}, MVP_NIGHTLY_BAND_STEPS={settings.nightly_band_steps}: "
                        "K must be a number > 0, FLOOR a percent >= 0, STEPS a whole number >= 1")
-    return bands.Rule(k, settings.nightly_band_steps, settings.nightly_min_history, floor / 100, bands.NIGHTLY_AT_LEAST)
+    return bands.Rule(k=k, steps=settings.nightly_band_steps, min_refs=settings.nightly_min_history, floor=floor / 100,
+                      at_least=bands.NIGHTLY_AT_LEAST)
 
 
 def reference_curves(history: list, name: str, before_run: str, nights: int, since: str = "") -> list:
