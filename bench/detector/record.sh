@@ -58,7 +58,8 @@ fi
 [[ $rounds =~ ^[0-9]+$ && $minutes =~ ^[0-9]+$ ]] || { echo "ERROR: --rounds and --minutes take whole numbers" >&2; exit 2; }
 
 # The job whose figures should show each kind (plant.sh says what each does).
-declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]=grpo [leak]=learn [nokl]=grpo)
+# A slow step slows every job: it is planted on GRPO (3 steps) and the probe (10).
+declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]=grpo,learn [leak]=learn [nokl]=grpo)
 [[ $kinds != none ]] || kinds=""
 IFS=, read -ra kind_list <<<"$kinds"
 for k in "${kind_list[@]}"; do
