@@ -32,6 +32,16 @@ $1"
     assert_line --regexp "^detected\\.$kind=[0-9.]+$"
   done
   diff -u "$MVP_REPO/config/detector.json" "$BATS_TEST_TMPDIR/detector.json"
+  # Each machine's own rates, one row each, its nights as the corpus counts them.
+  jq -e '(.by_machine | keys) == (.corpus.machines | keys) and
+         all(.by_machine | to_entries[]; .value.same_code_nights == $c[.key])' \
+    --argjson c "$(jq .corpus.machines "$BATS_TEST_TMPDIR/detector.json")" "$BATS_TEST_TMPDIR/detector.json"
+  for machine in $(jq -r '.by_machine | keys[]' "$BATS_TEST_TMPDIR/detector.json"); do
+    assert_line --regexp "^  on ${machine:0:24} +[0-9.]+ +[0-9]+ nights; 95% high "
+  done
+  # The exact bound: 0 alarms in 10 nights allow 31 per 100, in 72 5; 200 in 5000 4.58 (comb(5000, 200) is past a float).
+  run py 'print([round(100 * cal.binomial_high(h, n), 2) for h, n in ((0, 10), (0, 72), (200, 5000))], cal.nights_needed(0.0, 0.05))'
+  assert_output "[30.85, 4.99, 4.58] 72"
 }
 
 @test "detector guard: the judge keeps its measured word on the corpus; a rule that cries wolf more (k=1 MAD, 1 step) or misses more (k=1000 MAD, tolerances 1000%) fails it, naming the figure" {

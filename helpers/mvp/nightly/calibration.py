@@ -177,10 +177,11 @@ def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = No
 
 
 def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None,
-                 blamed: Optional[dict] = None, machine: Optional[dict] = None) -> list:
+                 blamed: Optional[dict] = None, machine: Optional[dict] = None, per: Optional[dict] = None) -> list:
     """One 0/1 per pseudo-night: tonight each recorded night in turn (or
     those of `ids`, a resample), `size` other nights of its machine (`machine`:
-    night -> machine; none: one machine) at random as history."""
+    night -> machine; none: one machine) at random as history; `per`
+    collects them by machine too."""
     ids = ids or sorted(same)
     machine = machine or {}
     out = []
@@ -191,6 +192,8 @@ def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int
         for _ in range(draws):
             verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings, blamed)
             out.append(1 if any(v for v in verdicts.values()) else 0)
+            if per is not None:
+                per.setdefault(machine.get(t, ""), []).append(out[-1])
     return out
 
 
@@ -210,11 +213,12 @@ def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: in
 
 
 def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int,
-               blamed: Optional[dict] = None, machine: Optional[dict] = None) -> dict:
+               blamed: Optional[dict] = None, machine: Optional[dict] = None, per: Optional[dict] = None) -> dict:
     """kind -> [the fraction of `draws` histories (same-code nights of the
     planted run's machine) against which the planted job's check
     `regression` failed, one per planted run whose machine has a judged
-    history]; `blamed`: kind -> {"job: figure": times it regressed}."""
+    history]; `blamed`: kind -> {"job: figure": times it regressed}; `per`:
+    kind -> {machine: [those fractions]}."""
     out: dict = {}
     machine = machine or {}
     for rec in planted:
@@ -227,6 +231,8 @@ def detections(planted: list, same: dict, settings, rng: random.Random, draws: i
             by = (blamed if blamed is not None else {}).setdefault(rec["planted"], {})
             hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings, by)[rec["job"]] else 0
         out.setdefault(rec["planted"], []).append(hits / draws)
+        if per is not None:
+            per.setdefault(rec["planted"], {}).setdefault(machine.get(rec["night"], ""), []).append(hits / draws)
     return out
 
 
@@ -274,7 +280,9 @@ def binomial_high(hits: int, n: int) -> float:
     low, high = hits / n, 1.0
     for _ in range(60):
         p = (low + high) / 2
-        below = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(hits + 1))
+        # In logs: math.comb(n, i) outgrows a float from about n = 1030.
+        below = sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+                             + i * math.log(p) + (n - i) * math.log1p(-p)) for i in range(hits + 1))
         low, high = (p, high) if below > 0.025 else (low, p)
     return high
 
@@ -368,6 +376,21 @@ def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int
     return high if math.isnan(boot_high) else max(boot_high, high)
 
 
+def by_machine(alarms: dict, nights: dict, found: dict) -> dict:
+    """Each machine's own rates: its pseudo-nights' false alarms (`alarms`:
+    machine -> 0/1s), the upper end that many independent nights at that rate
+    would give and the nights that would bring it to 5 and to 1 per 100,
+    and each kind's detection on it (`found`: kind -> {machine: fractions})."""
+    out = {}
+    for name, hits in sorted(alarms.items()):
+        rate, n = mean(hits), nights[name]
+        out[name] = {"same_code_nights": n, "false_alarms_per_100_nights": round(100 * rate, 2),
+                     "ci95_high_independent": round(100 * binomial_high(round(rate * n), n), 2),
+                     "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
+                     "detected": {k: round(mean(v[name]), 3) for k, v in sorted(found.items()) if name in v}}
+    return out
+
+
 def regime(records: list, chosen: str, current: str) -> dict:
     """What the replay judged: the profile digest, whether it is today's, and what it left out."""
     today = {r["night"] for r in records if r.get("profile_sha256", "") == current and not r.get("planted")}
@@ -386,14 +409,14 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     if max(corpus["machines"].values(), default=0) <= size:
         raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
                        f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
-    blamed: dict = {}
-    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine)
+    blamed, per, per_kind = {}, {}, {}
+    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine, per=per)
     rate = mean(alarms)
     warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h, machine=machine)), 2)
             for h in range(settings.nightly_min_history, size)}
     high = interval_high(same, settings, rng, boot, size, rate, machine)
     shown: dict = {}
-    found = detections(planted, same, settings, rng, draws, size, shown, machine)
+    found = detections(planted, same, settings, rng, draws, size, shown, machine, per_kind)
     same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
         "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus,
@@ -406,6 +429,7 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "false_alarms_by_figure": dict(sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))),
         "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size, machine),
         "warm_up_per_100_nights": warm,
+        "by_machine": by_machine(per, corpus["machines"], per_kind),
         # The interval counts planted runs, not draws: the draws of one run share it.
         "detected": {k: {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3),
                          "runs": len(v), "job": ",".join(sorted(corpus["runs"].get(k, {}))),
@@ -445,6 +469,9 @@ def table(out: dict) -> str:
              f"95% high {out['false_alarms_per_100_nights_ci95_high']} (goal <= 5); {out['pseudo_nights']} pseudo-nights; "
              f"by job {out['false_alarms_per_100_nights_by_job']}",
              f"{'warm-up nights (refs: rate)':<28} {'':>10}  {'':<10} {out['warm_up_per_100_nights']}"]
+    for name, m in out.get("by_machine", {}).items():
+        lines.append(f"{'  on ' + name[:24]:<28} {m['false_alarms_per_100_nights']:>10}  {'':<10} "
+                     f"{m['same_code_nights']} nights; {machine_words(m)}")
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         lines.append(f"{'detected: ' + kind:<28} {d['rate']:>10}  {'>= 0.95':<10} 95% low {d['ci95_low']}, "
@@ -481,6 +508,8 @@ def markdown(out: dict) -> str:
               for job, rate in out["false_alarms_per_100_nights_by_job"].items()]
     lines += [f"| warm-up nights (history of {h}): false alarms per 100 | {rate:g} | |"
               for h, rate in out["warm_up_per_100_nights"].items()]
+    lines += [f"| false alarms per 100 nights on the machine {name} alone ({m['same_code_nights']} nights; "
+              f"{machine_words(m)}) | {m['false_alarms_per_100_nights']:g} | |" for name, m in out.get("by_machine", {}).items()]
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         steps = "" if b.get("steps") is None else f", from step {b['steps']:g}"
@@ -494,6 +523,15 @@ def markdown(out: dict) -> str:
     lines += [f"What showed {kind}: " + (", ".join(f"{k} {n}" for k, n in by_count(d["shown_by"])) or "nothing")
               + f" (of {d['runs']} runs x {out.get('draws', 0)} histories)." for kind, d in out["detected"].items()]
     return "\n".join(lines)
+
+
+def machine_words(m: dict) -> str:
+    """A machine's upper end, the nights to reach the goals and its detections, in words."""
+    need = m["nights_for_ci95_high"]
+    found = ", ".join(f"{k} {v:g}" for k, v in m["detected"].items()) or "no planted run"
+    return (f"95% high {m['ci95_high_independent']:g} if its nights were independent; nights for an upper end of "
+            f"5 / 1: {need['5'] or 'none: the rate is above it'} / {need['1'] or 'none: the rate is above it'}; "
+            f"detected {found}")
 
 
 def by_count(counts: dict) -> list:
