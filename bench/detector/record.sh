@@ -26,7 +26,8 @@
 #                a team's own nights: each job of each good night of their
 #                regressions/history.json (with the curves its report.json or
 #                history.json kept) as a same-code record (bench/detector/from_history.py)
-# Starts and stops its own cluster; about 12 minutes a round on 2 cores.
+# Starts and stops its own cluster. On a quiet 2-core machine a same-code
+# night takes about 5 minutes, a planted run 2.5 (the slow step, on two jobs, 5).
 set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
