@@ -135,7 +135,7 @@ print(json.dumps({'n': len(team), 'same': all(mine[n]['curves'] == first[n]['cur
   assert_output --regexp '^ERROR: .*nothing.json does not exist; give <SHARED_ROOT>/regressions/history.json$'
 }
 
-@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate and the corpus's date; another job, a GPU night, another judge setting or a CPU profile the corpus did not measure says not calibrated" {
+@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate, each kind's detection on that job, and the corpus's date; another job, a GPU night, another judge setting or a CPU profile the corpus did not measure says not calibrated" {
   run py 'import json
 from types import SimpleNamespace as S
 m = cal.read_calibration()
@@ -144,7 +144,10 @@ m, other = ({**m, "regime": {**m["regime"], "profile_sha256": digest}} for diges
 base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
             nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
             nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
+# A kind planted on two jobs, caught 1 time in 2 on one and always on the other: each line says that job alone.
+m["detected"] = {**m["detected"], "two": {"rate": 0.75, "job": "grpo,learn", "by_job": {"grpo": 0.5, "learn": 1.0}}}
 print(json.dumps({"learn": cal.trust("learn", S(**base), m), "ppo1": cal.trust("ppo1", S(**base), m),
+                  "grpo": cal.trust("grpo", S(**base), m),
                   "profile": cal.trust("learn", S(**base), other),
                   "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"}), m),
                   "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"}), m), "date": m["corpus"]["last"]}))'
@@ -152,6 +155,8 @@ print(json.dumps({"learn": cal.trust("learn", S(**base), m), "ppo1": cal.trust("
   local date
   date=$(jq -r .date <<<"$output")
   jq -r .learn <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9.]+ per 100 nights \(all jobs of a night: [0-9.]+, 95% high [0-9.]+\).*; corpus $date, [0-9]+ same-code nights$"
+  jq -r .learn <<<"$output" | grep -F ', two 1 on the first bad night'
+  jq -r .grpo <<<"$output" | grep -F ', two 0.5 on the first bad night'
   jq -r .ppo1 <<<"$output" | grep -E "^not calibrated \(the corpus has no runs of the job 'ppo1'"
   jq -r .gpu <<<"$output" | grep -E '^not calibrated \(the corpus holds cpu-profile runs only, this night ran gpu; docs/first-gpu-night.md'
   jq -r .k <<<"$output" | grep -E '^not calibrated \(tonight.s judge differs from the measured one in MVP_NIGHTLY_BAND_K;'

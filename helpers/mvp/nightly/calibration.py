@@ -218,7 +218,7 @@ def detections(planted: list, same: dict, settings, rng: random.Random, draws: i
     planted run's machine) against which the planted job's check
     `regression` failed, one per planted run whose machine has a judged
     history]; `blamed`: kind -> {"job: figure": times it regressed}; `per`:
-    kind -> {machine: [those fractions]}."""
+    kind -> [(machine, job, fraction) of each of those runs]."""
     out: dict = {}
     machine = machine or {}
     for rec in planted:
@@ -232,7 +232,7 @@ def detections(planted: list, same: dict, settings, rng: random.Random, draws: i
             hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings, by)[rec["job"]] else 0
         out.setdefault(rec["planted"], []).append(hits / draws)
         if per is not None:
-            per.setdefault(rec["planted"], {}).setdefault(machine.get(rec["night"], ""), []).append(hits / draws)
+            per.setdefault(rec["planted"], []).append((machine.get(rec["night"], ""), rec["job"], hits / draws))
     return out
 
 
@@ -380,14 +380,35 @@ def by_machine(alarms: dict, nights: dict, found: dict) -> dict:
     """Each machine's own rates: its pseudo-nights' false alarms (`alarms`:
     machine -> 0/1s), the upper end that many independent nights at that rate
     would give and the nights that would bring it to 5 and to 1 per 100,
-    and each kind's detection on it (`found`: kind -> {machine: fractions})."""
+    and each kind's detection on it (`found`: detections()'s `per`)."""
     out = {}
     for name, hits in sorted(alarms.items()):
         rate, n = mean(hits), nights[name]
         out[name] = {"same_code_nights": n, "false_alarms_per_100_nights": round(100 * rate, 2),
                      "ci95_high_independent": round(100 * binomial_high(round(rate * n), n), 2),
                      "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
-                     "detected": {k: round(mean(v[name]), 3) for k, v in sorted(found.items()) if name in v}}
+                     "detected": share_of(found, 0, name)}
+    return out
+
+
+def share_of(found: dict, field: int, value: str) -> dict:
+    """kind -> the mean fraction caught over the runs whose (machine, job)
+    `field` is `value`, of detections()'s `per`."""
+    runs = {k: [f for *key, f in v if key[field] == value] for k, v in sorted(found.items())}
+    return {k: round(mean(fs), 3) for k, fs in runs.items() if fs}
+
+
+def detected_of(found: dict, per_kind: dict, runs: dict, shown: dict) -> dict:
+    """Each kind's detection: its rate over the planted runs, the interval's
+    low end (it counts runs, not draws: the draws of one run share it), the
+    jobs and each job's own rate, and the figures that showed it."""
+    out = {}
+    for k, v in sorted(found.items()):
+        jobs = sorted(runs.get(k, {}))
+        own = {j: share_of(per_kind, 1, j).get(k) for j in jobs}
+        out[k] = {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3), "runs": len(v),
+                  "job": ",".join(jobs), "by_job": {j: r for j, r in own.items() if r is not None},
+                  "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
     return out
 
 
@@ -430,11 +451,7 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size, machine),
         "warm_up_per_100_nights": warm,
         "by_machine": by_machine(per, corpus["machines"], per_kind),
-        # The interval counts planted runs, not draws: the draws of one run share it.
-        "detected": {k: {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3),
-                         "runs": len(v), "job": ",".join(sorted(corpus["runs"].get(k, {}))),
-                         "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
-                     for k, v in sorted(found.items())},
+        "detected": detected_of(found, per_kind, corpus["runs"], shown),
         "bisection": bisections(planted, same_records, settings, rng, max(1, draws // 4)),
     }
 
@@ -475,7 +492,7 @@ def table(out: dict) -> str:
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         lines.append(f"{'detected: ' + kind:<28} {d['rate']:>10}  {'>= 0.95':<10} 95% low {d['ci95_low']}, "
-                     f"{d['runs']} runs; bisection probe BAD {b.get('bad')} (steps needed: {b.get('steps')})")
+                     f"{d['runs']} runs, by job {d.get('by_job')}; bisection probe BAD {b.get('bad')} (steps needed: {b.get('steps')})")
     same = out["bisection"].get("same-code")
     if same:
         lines.append(f"{'bisection: same-code BAD':<28} {same['bad']:>10}  {'0':<10} {same['probes']} probes")
@@ -513,7 +530,8 @@ def markdown(out: dict) -> str:
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         steps = "" if b.get("steps") is None else f", from step {b['steps']:g}"
-        lines.append(f"| detected on the first bad night: {kind} ({d['job']}, {d['runs']} runs) | {d['rate']:g} "
+        jobs = d["job"] if len(d.get("by_job", {})) < 2 else ", ".join(f"{j} {r:g}" for j, r in d["by_job"].items())
+        lines.append(f"| detected on the first bad night: {kind} ({jobs}, {d['runs']} runs) | {d['rate']:g} "
                      f"(95% low {d['ci95_low']:g}); a bisection's probe BAD {b.get('bad', '-')}{steps} | at least 0.95 |")
     same_probe = out["bisection"].get("same-code")
     if same_probe:
@@ -620,7 +638,8 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     differ = [JUDGE_SETTINGS[k] for k, v in tonight_judge(settings).items() if cal["judge"].get(k) != v]
     if differ:
         return f"not calibrated (tonight's judge differs from the measured one in {', '.join(differ)}; {where})"
-    kinds = [f"{k} {d['rate']:.2g}" for k, d in cal["detected"].items() if job in d.get("job", "").split(",")]
+    kinds = [f"{k} {d.get('by_job', {}).get(job, d['rate']):.2g}" for k, d in cal["detected"].items()
+             if job in d.get("job", "").split(",")]
     found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
     return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
             f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")
