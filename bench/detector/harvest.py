@@ -33,11 +33,19 @@ def rounded(value):
 
 def load_during(samples: list, start: float, end: float) -> dict:
     """Mean and max of the 1-minute load average sampled while the job ran
-    (samples: [epoch seconds, load]), or None without samples in that time."""
-    inside = [load for t, load in samples if start <= t <= end]
+    (samples: [epoch seconds, load, and, where sampled, the CPU's steal and
+    total ticks from /proc/stat]), and steal_pct: the share of the CPU time
+    the hypervisor took from this machine over those samples, the outside
+    slowdown the load average cannot show. None without samples in that time."""
+    inside = [s for s in samples if start <= s[0] <= end]
     if not inside:
         return {"mean": None, "max": None, "samples": 0}
-    return {"mean": round(sum(inside) / len(inside), 2), "max": max(inside), "samples": len(inside)}
+    loads = [s[1] for s in inside]
+    out = {"mean": round(sum(loads) / len(loads), 2), "max": max(loads), "samples": len(inside)}
+    ticks = [s for s in inside if len(s) >= 4]
+    if len(ticks) >= 2 and ticks[-1][3] > ticks[0][3]:
+        out["steal_pct"] = round(100 * (ticks[-1][2] - ticks[0][2]) / (ticks[-1][3] - ticks[0][3]), 2)
+    return out
 
 
 def read_samples(path: Path) -> list:
@@ -45,7 +53,7 @@ def read_samples(path: Path) -> list:
     for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
         parts = line.split()
         if len(parts) >= 2:
-            out.append((float(parts[0]), float(parts[1])))
+            out.append(tuple(float(p) for p in parts[:4]))
     return out
 
 

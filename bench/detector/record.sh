@@ -73,8 +73,11 @@ export MVP_VERL_SRC=$BENCH_REPO/.mvp/cache/verl-0.9.1 MVP_MODEL_SOURCE=tiny MVP_
 [[ -z $source ]] || export MVP_GSM8K_SOURCE=$source
 real=$MVP_VERL_SRC
 
-# The load average every 5 s, for each record's `load`.
-while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done >"$BENCH_WORK/load" &
+# The load average every 5 s, and the CPU's steal and total ticks, for each record's `load`.
+while :; do
+  echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg) $(awk '/^cpu /{print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)"
+  sleep 5
+done >"$BENCH_WORK/load" &
 sampler=$!
 trap 'kill "$sampler" 2>/dev/null; "$BENCH_REPO/scripts/02_down.sh" >/dev/null 2>&1; rm -rf "$BENCH_WORK"' EXIT
 

@@ -58,7 +58,7 @@ $1"
   refute_line --regexp '^WORSE: false alarms'
 }
 
-@test "detector corpus: real runs only (real verl's tree, the runbook's own path), each with every figure at every step, the job's words and JobSpec digest, its fingerprint and load, planted or not; at most 2 MiB" {
+@test "detector corpus: real runs only (real verl's tree, the runbook's own path), each with every figure at every step, the job's words and JobSpec digest, its fingerprint and load (and the CPU's steal where sampled), planted or not; at most 2 MiB" {
   (( $(du -cb "$CORPUS"/* | tail -n 1 | cut -f1) <= 2 * 1024 * 1024 ))
   run py 'import json
 bad = [r["record"] for r in records if not (r["rows"] and all("step" in row for row in r["rows"])
@@ -71,6 +71,15 @@ print(json.dumps({"bad": bad, "records": len(records), "snapshots": sorted(real)
   jq -e '.bad == [] and .records > 0 and (.jobs | index("learn")) and (.jobs | index("grpo")) and (.jobs | index("sft"))' <<<"$output"
   # verl as released for the same-code nights, a planted commit's snapshot for the others; never the stand-in.
   jq -e '.snapshots | all(. == "verl-0.9.1" or startswith("plant-"))' <<<"$output"
+  # The recorder's load samples: the load average, and where sampled the CPU's steal and total ticks
+  # (steal 30 of 300 ticks while the job ran: 10%); samples of load alone give no steal share.
+  printf '%s\n' '100 4.0 1000 10000' '105 6.0 1010 10100' '110 5.0 1030 10300' '200 9.0 2000 20000' >"$BATS_TEST_TMPDIR/load"
+  printf '%s\n' '100 4.0' '110 5.0' >"$BATS_TEST_TMPDIR/load-only"
+  run env PYTHONPATH="$MVP_REPO/bench/detector:$MVP_REPO/helpers" "$MVP_REPO/.venv/bin/python" -c 'import harvest, pathlib, sys
+for name in ("load", "load-only"):
+    print(harvest.load_during(harvest.read_samples(pathlib.Path(sys.argv[1]) / name), 100, 110))' "$BATS_TEST_TMPDIR"
+  assert_output "{'mean': 5.0, 'max': 6.0, 'samples': 3, 'steal_pct': 10.0}
+{'mean': 4.5, 'max': 5.0, 'samples': 2}"
 }
 
 @test "detector regimes: the replay judges one trainer profile's records: today's once its same-code nights outnumber the history, else the profile with the most nights; the others are left out" {
