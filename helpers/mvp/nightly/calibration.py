@@ -63,7 +63,8 @@ MACHINES = "machines.json"
 class JudgeSettings(Settings):
     """The nightly's settings as a night would read them: a variable set in
     the environment, else the contract's default (the replay runs outside
-    the scripts, which pass every setting)."""
+    the scripts, which pass every setting). Each is read once: the replay
+    asks for them some 300,000 times."""
 
     _defaults = None
 
@@ -74,7 +75,8 @@ class JudgeSettings(Settings):
             variable, convert = fields()[name]
         except KeyError:
             raise AttributeError(name) from None
-        return convert(os.environ.get(variable, JudgeSettings._defaults[variable]))
+        value = self.__dict__[name] = convert(os.environ.get(variable, JudgeSettings._defaults[variable]))
+        return value
 
 
 def load(corpus: Path = CORPUS) -> list:
@@ -273,18 +275,24 @@ def binomial_high(hits: int, n: int) -> float:
     """The exact (Clopper-Pearson) upper end of the 95% interval of a rate
     seen `hits` times in `n` independent trials: the p at which seeing at
     most `hits` has a chance of 2.5%. 0 hits in 10: 0.31; in 72: 0.05."""
-    if n <= 0:
-        return 1.0
-    if hits >= n:
+    if n <= 0 or hits >= n:
         return 1.0
     low, high = hits / n, 1.0
-    for _ in range(60):
+    for _ in range(50):
         p = (low + high) / 2
-        # In logs: math.comb(n, i) outgrows a float from about n = 1030.
-        below = sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-                             + i * math.log(p) + (n - i) * math.log1p(-p)) for i in range(hits + 1))
-        low, high = (p, high) if below > 0.025 else (low, p)
+        low, high = (p, high) if at_most(hits, n, p) > 0.025 else (low, p)
     return high
+
+
+def at_most(hits: int, n: int, p: float) -> float:
+    """The chance of at most `hits` in `n` trials of chance p, each term
+    made from the last in logs (math.comb(n, i) outgrows a float from about
+    n = 1030; terms below a float's range are 0, as they nearly are)."""
+    log_term, step, total = n * math.log1p(-p), math.log(p) - math.log1p(-p), 0.0
+    for i in range(hits + 1):
+        total += math.exp(log_term)
+        log_term += math.log((n - i) / (i + 1)) + step
+    return total
 
 
 def nights_needed(rate: float, goal: float) -> Optional[int]:
