@@ -60,7 +60,7 @@ fi
 
 # The job whose figures should show each kind (plant.sh says what each does).
 # A slow step slows every job: it is planted on GRPO (3 steps) and the probe (10).
-declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]=grpo,learn [leak]=learn [nokl]=grpo)
+declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]="grpo,learn" [leak]=learn [nokl]=grpo)
 [[ $kinds != none ]] || kinds=""
 IFS=, read -ra kind_list <<<"$kinds"
 for k in "${kind_list[@]}"; do

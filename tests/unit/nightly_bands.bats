@@ -72,7 +72,7 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_output --partial 'above its band at steps 5-8 (4 in a row, 4 make a regression)'
   run sim '[verdict({"timing_s/step": {4: 20.0, 5: 20.0}}, rule=history.band_rule(settings()))["regressed"], verdict({"actor/entropy": {4: 0.1, 5: 0.1}}, rule=history.band_rule(settings()))["regressed"]]'
   assert_output '[false, true]'
-  run sim '[bands.in_a_row(bands.for_figure(history.band_rule(settings()), f), n) for f, n in (("step_s", 10), ("step_s", 3), ("step_s", 2), ("throughput", 9), ("entropy", 10))]'
+  run sim '[bands.steps_needed(bands.for_figure(history.band_rule(settings()), f), n) for f, n in (("step_s", 10), ("step_s", 3), ("step_s", 2), ("throughput", 9), ("entropy", 10))]'
   assert_output '[4, 2, 2, 3, 2]'
 }
 

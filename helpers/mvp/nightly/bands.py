@@ -91,7 +91,7 @@ class Rule(NamedTuple):
     at_least: tuple = ()
 
 
-def in_a_row(rule: Rule, judged: int) -> int:
+def steps_needed(rule: Rule, judged: int) -> int:
     """The steps in a row outside a band that make a regression, of a run
     with `judged` steps in its band."""
     return max(rule.steps, math.ceil(round(rule.share * judged, 9)))
@@ -173,7 +173,7 @@ def judge_figure(name: str, candidate: dict, references: list, rule: Rule) -> di
     values = dict(zip(candidate["steps"], candidate["values"]))
     sides = [side(values[s], band[s]) for s in steps]
     runs = stretches(steps, [sd in BAD[worse] for sd in sides])
-    rule = rule._replace(steps=in_a_row(rule, len(steps)), share=0.0)
+    rule = rule._replace(steps=steps_needed(rule, len(steps)), share=0.0)
     out.update(steps=steps, values=[values[s] for s in steps], sides=sides,
                low=[band[s][0] for s in steps], mid=[band[s][1] for s in steps], high=[band[s][2] for s in steps],
                stretches=[r for r in runs if r[1] - r[0] + 1 >= rule.steps],

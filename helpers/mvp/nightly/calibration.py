@@ -215,12 +215,11 @@ def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: in
 
 
 def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int,
-               blamed: Optional[dict] = None, machine: Optional[dict] = None, per: Optional[dict] = None) -> dict:
-    """kind -> [the fraction of `draws` histories (same-code nights of the
-    planted run's machine) against which the planted job's check
-    `regression` failed, one per planted run whose machine has a judged
-    history]; `blamed`: kind -> {"job: figure": times it regressed}; `per`:
-    kind -> [(machine, job, fraction) of each of those runs]."""
+               blamed: Optional[dict] = None, machine: Optional[dict] = None) -> dict:
+    """kind -> [(machine, job, the fraction of `draws` histories (same-code
+    nights of the planted run's machine) against which the planted job's
+    check `regression` failed), one per planted run whose machine has a
+    judged history]; `blamed`: kind -> {"job: figure": times it regressed}."""
     out: dict = {}
     machine = machine or {}
     for rec in planted:
@@ -232,9 +231,7 @@ def detections(planted: list, same: dict, settings, rng: random.Random, draws: i
             refs = [same[n] for n in rng.sample(names, min(size, len(names)))]
             by = (blamed if blamed is not None else {}).setdefault(rec["planted"], {})
             hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings, by)[rec["job"]] else 0
-        out.setdefault(rec["planted"], []).append(hits / draws)
-        if per is not None:
-            per.setdefault(rec["planted"], []).append((machine.get(rec["night"], ""), rec["job"], hits / draws))
+        out.setdefault(rec["planted"], []).append((machine.get(rec["night"], ""), rec["job"], hits / draws))
     return out
 
 
@@ -340,8 +337,9 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     if rate > measured["false_alarms_per_100_nights_ci95_high"]:
         out.append(f"false alarms {rate:.2f} per 100 nights, above the 95% interval's high end "
                    f"{measured['false_alarms_per_100_nights_ci95_high']} measured in config/detector.json")
-    for kind, hits in sorted(detections(planted, same, settings, rng, draws, size, machine=machine).items()):
+    for kind, runs in sorted(detections(planted, same, settings, rng, draws, size, machine=machine).items()):
         low = measured["detected"].get(kind, {}).get("ci95_low", 0.0)
+        hits = [f for *_, f in runs]
         if mean(hits) < low:
             out.append(f"detected.{kind} {mean(hits):.3f}, below the 95% interval's low end {low} measured in "
                        "config/detector.json")
@@ -388,7 +386,7 @@ def by_machine(alarms: dict, nights: dict, found: dict) -> dict:
     """Each machine's own rates: its pseudo-nights' false alarms (`alarms`:
     machine -> 0/1s), the upper end that many independent nights at that rate
     would give and the nights that would bring it to 5 and to 1 per 100,
-    and each kind's detection on it (`found`: detections()'s `per`)."""
+    and each kind's detection on it (`found`: detections()'s)."""
     out = {}
     for name, hits in sorted(alarms.items()):
         rate, n = mean(hits), nights[name]
@@ -401,19 +399,20 @@ def by_machine(alarms: dict, nights: dict, found: dict) -> dict:
 
 def share_of(found: dict, field: int, value: str) -> dict:
     """kind -> the mean fraction caught over the runs whose (machine, job)
-    `field` is `value`, of detections()'s `per`."""
+    `field` is `value`, of detections()'s."""
     runs = {k: [f for *key, f in v if key[field] == value] for k, v in sorted(found.items())}
     return {k: round(mean(fs), 3) for k, fs in runs.items() if fs}
 
 
-def detected_of(found: dict, per_kind: dict, runs: dict, shown: dict) -> dict:
+def detected_of(found: dict, runs: dict, shown: dict) -> dict:
     """Each kind's detection: its rate over the planted runs, the interval's
     low end (it counts runs, not draws: the draws of one run share it), the
     jobs and each job's own rate, and the figures that showed it."""
     out = {}
-    for k, v in sorted(found.items()):
+    for k, planted in sorted(found.items()):
+        v = [f for *_, f in planted]
         jobs = sorted(runs.get(k, {}))
-        own = {j: share_of(per_kind, 1, j).get(k) for j in jobs}
+        own = {j: share_of(found, 1, j).get(k) for j in jobs}
         out[k] = {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3), "runs": len(v),
                   "job": ",".join(jobs), "by_job": {j: r for j, r in own.items() if r is not None},
                   "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
@@ -438,14 +437,14 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     if max(corpus["machines"].values(), default=0) <= size:
         raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
                        f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
-    blamed, per, per_kind = {}, {}, {}
+    blamed, per = {}, {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine, per=per)
     rate = mean(alarms)
     warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h, machine=machine)), 2)
             for h in range(settings.nightly_min_history, size)}
     high = interval_high(same, settings, rng, boot, size, rate, machine)
     shown: dict = {}
-    found = detections(planted, same, settings, rng, draws, size, shown, machine, per_kind)
+    found = detections(planted, same, settings, rng, draws, size, shown, machine)
     same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
     return {
         "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus,
@@ -458,8 +457,8 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "false_alarms_by_figure": dict(sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))),
         "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size, machine),
         "warm_up_per_100_nights": warm,
-        "by_machine": by_machine(per, corpus["machines"], per_kind),
-        "detected": detected_of(found, per_kind, corpus["runs"], shown),
+        "by_machine": by_machine(per, corpus["machines"], found),
+        "detected": detected_of(found, corpus["runs"], shown),
         "bisection": bisections(planted, same_records, settings, rng, max(1, draws // 4)),
     }
 
