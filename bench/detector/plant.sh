@@ -22,7 +22,8 @@ git=(git -C "$fork.tmp" -c user.name=plant -c user.email=plant@localhost -c comm
 "${git[@]}" tag good
 declare -A subject=([zeroed]="grpo: scale the advantages" [flip]="grpo: advantages against the group's best"
   [backwards]="reward: the manager's sign convention" [slow]="grpo: wait for the rewards"
-  [leak]="grpo: keep the step's rewards" [nokl]="losses: log the KL loss")
+  [leak]="grpo: keep the step's rewards" [nokl]="losses: log the KL loss"
+  [resume]="trainer: resume at the checkpoint's own step")
 for kind in "${VERL_PLANT_KINDS[@]}"; do
   "${git[@]}" checkout -qb "$kind" good
   verl_plant "$kind" "$fork.tmp"

@@ -2,8 +2,9 @@
 # record.sh: grows the nightly detector's corpus with REAL verl runs (a
 # benchmark: never in CI). On its own local cluster of CPU-only nodes (the CPU
 # profile, the tiny model, real verl 0.9.1's tree) it runs, ROUNDS times:
-#   - a same-code night: 60_nightly_regression.sh --only learn,grpo,sft on
-#     verl 0.9.1 as released, the jobs the suite's CPU nights judge with signal;
+#   - a same-code night: 60_nightly_regression.sh --only JOBS on verl 0.9.1
+#     as released (default learn,grpo,sft: the CPU nights' jobs with a learning
+#     signal; ppo: ppo1 and ppo2, the second interrupted and resumed);
 #   - a planted night: 60 --only JOB on one commit of a fork with a planted
 #     regression (bench/detector/plant.sh), the kinds taken in turn, each on
 #     the job whose figures should show it.
@@ -17,6 +18,7 @@
 #   --rounds N   rounds of one same-code and one planted night (default 20)
 #   --kinds      the planted kinds taken in turn (default zeroed,flip,backwards,slow,leak;
 #                tests/fixtures/verl_plants.sh lists them; none: only same-code nights)
+#   --jobs JOBS  the same-code nights' jobs, as 60's --only takes them (default learn,grpo,sft)
 #   --minutes M  start no night after M minutes (default: no limit)
 #   --planted-only  the planted nights only (no same-code night in a round)
 #   --source     MVP_GSM8K_SOURCE of the nights: synthetic, hf, or a directory
@@ -32,12 +34,13 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$here/../lib.sh"
-rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak source="" history="" label="" same_code=1
+rounds=20 minutes=0 kinds=zeroed,flip,backwards,slow,leak jobs=learn,grpo,sft source="" history="" label="" same_code=1
 corpus=$BENCH_REPO/tests/fixtures/detector/corpus
 while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --kinds) kinds=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
     --source) source=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
     --planted-only) same_code=0; shift ;;
@@ -60,7 +63,9 @@ fi
 
 # The job whose figures should show each kind (plant.sh says what each does).
 # A slow step slows every job: it is planted on GRPO (3 steps) and the probe (10).
-declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]="grpo,learn" [leak]=learn [nokl]=grpo)
+# A resume one step off shows on the night's interrupted job, ppo2.
+declare -A job_of=([zeroed]=learn [flip]=learn [backwards]=learn [slow]="grpo,learn" [leak]=learn [nokl]=grpo
+  [resume]=ppo)
 [[ $kinds != none ]] || kinds=""
 IFS=, read -ra kind_list <<<"$kinds"
 for k in "${kind_list[@]}"; do
@@ -105,7 +110,7 @@ t0=$SECONDS
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds ($((SECONDS - t0)) s)" >&2
   if ((same_code)); then
-    night learn,grpo,sft verl-0.9.1 "$real" || true
+    night "$jobs" verl-0.9.1 "$real" || true
     echo "  same-code night done ($((SECONDS - t0)) s)" >&2
   fi
   if ((${#kind_list[@]})); then
