@@ -153,9 +153,10 @@ m, other = ({**m, "regime": {**m["regime"], "profile_sha256": digest}} for diges
 base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
             nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
             nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
-# A kind planted on two jobs, caught 1 time in 2 on one and always on the other: each line says that job alone.
-m["detected"] = {**m["detected"], "two": {"rate": 0.75, "job": "grpo,learn", "by_job": {"grpo": 0.5, "learn": 1.0}}}
-print(json.dumps({"learn": cal.trust("learn", S(**base), m), "ppo1": cal.trust("ppo1", S(**base), m),
+# A kind planted on two jobs, caught 1 time in 2 on one and always on the other: each line says what that job alone caught, and what its nights caught where that differs.
+m["detected"] = {**m["detected"], "two": {"rate": 0.75, "job": "grpo,learn", "by_job": {"grpo": 0.5, "learn": 1.0},
+                                           "nights_by_job": {"grpo": 1.0, "learn": 1.0}}}
+print(json.dumps({"learn": cal.trust("learn", S(**base), m), "own": cal.trust("ppo_gsm8k", S(**base), m),
                   "grpo": cal.trust("grpo", S(**base), m),
                   "profile": cal.trust("learn", S(**base), other),
                   "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"}), m),
@@ -165,8 +166,8 @@ print(json.dumps({"learn": cal.trust("learn", S(**base), m), "ppo1": cal.trust("
   date=$(jq -r .date <<<"$output")
   jq -r .learn <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9.]+ per 100 nights \(all jobs of a night: [0-9.]+, 95% high [0-9.]+\).*; corpus $date, [0-9]+ same-code nights$"
   jq -r .learn <<<"$output" | grep -F ', two 1 on the first bad night'
-  jq -r .grpo <<<"$output" | grep -F ', two 0.5 on the first bad night'
-  jq -r .ppo1 <<<"$output" | grep -E "^not calibrated \(the corpus has no runs of the job 'ppo1'"
+  jq -r .grpo <<<"$output" | grep -F ', two 0.5 (its nights 1) on the first bad night'
+  jq -r .own <<<"$output" | grep -E "^not calibrated \(the corpus has no runs of the job 'ppo_gsm8k'"
   jq -r .gpu <<<"$output" | grep -E '^not calibrated \(the corpus holds cpu-profile runs only, this night ran gpu; docs/first-gpu-night.md'
   jq -r .k <<<"$output" | grep -E '^not calibrated \(tonight.s judge differs from the measured one in MVP_NIGHTLY_BAND_K;'
   jq -r .profile <<<"$output" | grep -E '^not calibrated \(the corpus measured CPU nights of another templates/profiles/cpu.yaml than tonight.s, which has [0-9]+ recorded same-code nights;'
@@ -204,10 +205,42 @@ same, planted = cal.nights_of(records)
 rng = random.Random(1)
 alone = {n: n for n in same}  # each night on a machine of its own: no history anywhere
 named = set(json.load(open(cal.CORPUS / cal.MACHINES)).values())
-print(json.dumps({"alone": len(cal.false_alarms(same, s, rng, 1, 3, machine=alone)),
+count = lambda parts: sum(map(len, parts.values()))
+print(json.dumps({"alone": count(cal.false_alarms(same, s, rng, 1, 3, machine=alone)),
                   "alone_planted": len(cal.detections(planted, same, s, rng, 1, 3, machine=alone)),
-                  "together": len(cal.false_alarms(same, s, rng, 1, 3, machine=cal.machines_of(records))),
+                  "together": count(cal.false_alarms(same, s, rng, 1, 3, machine=cal.machines_of(records))),
                   "unnamed": sorted({r["machine"] for r in records if r["machine"] not in named and not r["machine"].startswith("boot-")})}))'
   assert_success
   jq -e '.alone == 0 and .alone_planted == 0 and .together > 0 and .unnamed == []' <<<"$output"
+}
+
+@test "detector parts: a job that failed on its own (ended FAILED, or a check of its night such as resume_fidelity) fails its night against any history and is caught when planted; parts of the suite recorded apart combine as 1 - the product of their pass rates; overlapping parts are refused" {
+  run py 'import json, random
+s = cal.JudgeSettings()
+same, planted = cal.nights_of(records)
+quiet = [n for n in sorted(same) if cal.machines_of(records)[n] == "boot-95e626ed"]
+refs = [same[n] for n in quiet[1:8]]
+good = same[quiet[0]]
+failed = {**good, "learn": {**good["learn"], "checks": [{"name": "resume_fidelity", "passed": False}]}}
+ended = {**good, "sft": {**good["sft"], "status": "FAILED"}}
+blamed = {}
+verdicts = [cal.judge_night(n, refs, s, blamed) for n in (good, failed, ended)]
+# The same night planted: caught on every draw by its failed check alone.
+rec = next(r for r in records if r["night"] == quiet[0] and r["job"] == "learn")
+night = {"n1": [{**rec, "planted": "resume", "failed_checks": ["resume_fidelity"]}]}
+found = cal.detections(night, {n: same[n] for n in quiet}, s, random.Random(1), 5, 7,
+                       machine={**cal.machines_of(records), "n1": "boot-95e626ed"})
+try:
+    cal.nights_of([{**rec, "night": "x", "job": "learn"}, {**rec, "night": "y", "job": "learn"},
+                   {**rec, "night": "y", "job": "ppo1"}])
+    refused = ""
+except Exception as e:
+    refused = str(e)
+print(json.dumps({"verdicts": [any(v.values()) for v in verdicts], "blamed": [k in blamed for k in ("learn: resume_fidelity", "sft: ended FAILED")],
+                  "found": found["resume"][0][2], "rate": cal.night_rate({"a": [0, 1], "b": [0, 0, 0, 1], "c": []}),
+                  "refused": refused}))'
+  assert_success
+  jq -e '.verdicts[1:] == [true, true] and .found == 1 and .rate == 0.625' <<<"$output"
+  jq -e '.blamed == [true, true]' <<<"$output"
+  jq -r .refused <<<"$output" | grep -x "the corpus's same-code nights ran overlapping sets of jobs (learn and learn,ppo1); record the suite's jobs as one set, or as sets that share no job"
 }

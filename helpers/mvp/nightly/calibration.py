@@ -2,20 +2,27 @@
 (tests/fixtures/detector/, recorded by bench/detector/record.sh): the replay
 feeds the corpus to the judge exactly as nights would meet it and counts.
 
-- False alarms: a same-code night (one recorded night of the suite's jobs,
-  each job SUCCEEDED) judged against MVP_NIGHTLY_HISTORY other same-code
-  nights of its own machine drawn at random as its good history
+- False alarms: a same-code night (one recorded night of some of the
+  suite's jobs) judged against MVP_NIGHTLY_HISTORY other same-code nights of
+  the same jobs on its own machine drawn at random as its good history
   (leave-one-out: never itself; a nightly's history is its own cluster's),
   every job with the check `regression` (history.check: the bands and the
-  single figures); the night is a false alarm when any job's check fails.
-  The warm-up nights (MVP_NIGHTLY_MIN_HISTORY .. HISTORY - 1 good nights) are
+  single figures); the night is a false alarm when any job's check fails,
+  or a job failed on its own: it ended other than SUCCEEDED, or another
+  check of its recording night failed (resume_fidelity, signal, ...: they
+  read the job alone, so the recorded verdict holds in any history). The
+  suite's jobs may be recorded as parts, nights of disjoint sets of jobs
+  (learn, grpo, sft; ppo1 and ppo2): a night of the suite passes when every
+  part passes, its rate 1 - the product of each part's pass rate. The
+  warm-up nights (MVP_NIGHTLY_MIN_HISTORY .. HISTORY - 1 good nights) are
   counted apart. The 95% interval is a bootstrap over the recorded nights
   (runs are resampled, so that pseudo-nights sharing runs are not counted
   as independent).
-- Detection: a planted run (a fork's commit, bench/detector/plant.sh) as
-  tonight's run of its job, against a same-code history of its machine, on its
-  first bad night (the history holds no bad night); detected when that job's
-  check `regression` fails.
+- Detection: a planted night (a fork's commit, bench/detector/plant.sh) as
+  tonight, against a same-code history of its jobs on its machine, on its
+  first bad night (the history holds no bad night); detected when any of
+  its jobs fails the check `regression` or fails on its own; each job's own
+  rate is kept too.
 - Bisection: bisection.verdict of a planted run against two same-code runs of
   its job (GOOD's two probes): BAD or not, and the fewest leading steps of
   the run for which it already is BAD; same-code runs as probes give the
@@ -131,33 +138,65 @@ def summary_of(rows: list, stored: Optional[dict] = None) -> dict:
 
 
 def as_job(record: dict, steps: Optional[int] = None) -> dict:
-    """A record as the judge meets a judged job (judge.judge_job's dict)."""
+    """A record as the judge meets a judged job (judge.judge_job's dict),
+    with the checks its recording night failed other than `regression`."""
+    checks = [{"name": name, "passed": False} for name in record.get("failed_checks") or []]
     if "rows" not in record:  # a team's night from its history.json: its curves and figures as kept
-        return {"name": record["job"], "status": record["status"], "checks": [], "metrics": record["summary"],
+        return {"name": record["job"], "status": record["status"], "checks": checks, "metrics": record["summary"],
                 "curves": record["curves"]}
     rows = record["rows"] if steps is None else record["rows"][:steps]
-    return {"name": record["job"], "status": record["status"], "checks": [],
+    return {"name": record["job"], "status": record["status"], "checks": checks,
             "metrics": summary_of(rows, None if steps is not None else record["summary"]),
             "curves": bands.curves(rows)}
 
 
 def as_entry(job: dict) -> dict:
-    """A good night's entry of a job in history.json (index._entry's fields the judge reads)."""
-    return {"status": job["status"], "failed_checks": [], "figures": history.figures(job), "curves": job["curves"]}
+    """A night's entry of a job in history.json (index._entry's fields the
+    judge reads; a failed job is no good night, history.is_good)."""
+    return {"status": job["status"], "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False],
+            "figures": history.figures(job), "curves": job["curves"]}
+
+
+def failed_alone(job: dict) -> str:
+    """What failed in a judged job whatever its history ("" when nothing):
+    it ended other than SUCCEEDED, or checks of its night failed."""
+    if job["status"] != "SUCCEEDED":
+        return f"ended {job['status']}"
+    return ", ".join(c["name"] for c in job["checks"] if c["passed"] is False)
 
 
 def nights_of(records: list) -> tuple:
-    """({night: {job: judged job}} of the same-code nights, [planted records]);
-    only jobs that SUCCEEDED (a failed job is not the band's to judge)."""
-    same, planted = {}, []
+    """({night: {job: judged job}} of the same-code nights, {night: [its
+    planted records]}); the parts (each night's set of jobs) must not
+    overlap: a night of the suite is one night of each part."""
+    same, planted = {}, {}
     for rec in records:
-        if rec["status"] != "SUCCEEDED":
-            continue
         if rec.get("planted"):
-            planted.append(rec)
+            planted.setdefault(rec["night"], []).append(rec)
         else:
             same.setdefault(rec["night"], {})[rec["job"]] = as_job(rec)
+    parts = sorted({frozenset(jobs) for jobs in same.values()}, key=sorted)
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            if a & b:
+                raise MvpError(f"the corpus's same-code nights ran overlapping sets of jobs ({part_of(a)} and "
+                               f"{part_of(b)}); record the suite's jobs as one set, or as sets that share no job")
     return same, planted
+
+
+def part_of(jobs) -> str:
+    """The part of the suite a night recorded: its jobs, sorted."""
+    return ",".join(sorted(jobs))
+
+
+def night_rate(parts: dict) -> float:
+    """A night's false-alarm rate from its parts' 0/1s (part -> [0/1]): the
+    parts' jobs are judged each against their own history, so a night of the
+    suite passes when every part passes. Parts recorded on other nights are
+    taken as independent: a host slowed for the whole night makes the
+    alarms of its parts go together, and this rate is then the higher one."""
+    rates = [mean(v) for v in parts.values() if v]
+    return 1 - math.prod(1 - r for r in rates) if rates else float("nan")
 
 
 def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = None) -> dict:
@@ -168,9 +207,11 @@ def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = No
             for i, ref in enumerate(refs)]
     out = {}
     for name, job in tonight.items():
-        check = history.check(job, past, "tonight", settings)
-        out[name] = None if check["passed"] is None else not check["passed"]
-        if blamed is not None:
+        check, alone = history.check(job, past, "tonight", settings), failed_alone(job)
+        out[name] = True if alone else None if check["passed"] is None else not check["passed"]
+        if blamed is not None and alone:
+            blamed[f"{name}: {alone}"] = blamed.get(f"{name}: {alone}", 0) + 1
+        elif blamed is not None:
             for fig in check["figures"] + check["bands"]:
                 if fig.get("regressed"):
                     key = f"{name}: {fig['figure']}{' band' if 'key' in fig else ''}"
@@ -179,23 +220,25 @@ def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = No
 
 
 def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None,
-                 blamed: Optional[dict] = None, machine: Optional[dict] = None, per: Optional[dict] = None) -> list:
-    """One 0/1 per pseudo-night: tonight each recorded night in turn (or
-    those of `ids`, a resample), `size` other nights of its machine (`machine`:
-    night -> machine; none: one machine) at random as history; `per`
-    collects them by machine too."""
+                 blamed: Optional[dict] = None, machine: Optional[dict] = None, per: Optional[dict] = None) -> dict:
+    """part -> one 0/1 per pseudo-night: tonight each recorded night in turn
+    (or those of `ids`, a resample), `size` other nights of its part on its
+    machine (`machine`: night -> machine; none: one machine) at random as
+    history; `per` collects them by machine too (machine -> part -> 0/1s)."""
     ids = ids or sorted(same)
     machine = machine or {}
-    out = []
+    out: dict = {}
     for t in ids:
-        others = sorted({n for n in ids if n != t and machine.get(n) == machine.get(t)})
+        part = part_of(same[t])
+        others = sorted({n for n in ids if n != t and machine.get(n) == machine.get(t) and part_of(same[n]) == part})
         if len(others) < size:
             continue
         for _ in range(draws):
             verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings, blamed)
-            out.append(1 if any(v for v in verdicts.values()) else 0)
+            hit = 1 if any(v for v in verdicts.values()) else 0
+            out.setdefault(part, []).append(hit)
             if per is not None:
-                per.setdefault(machine.get(t, ""), []).append(out[-1])
+                per.setdefault(machine.get(t, ""), {}).setdefault(part, []).append(hit)
     return out
 
 
@@ -209,29 +252,33 @@ def bootstrap_high(same: dict, settings, rng: random.Random, boot: int, size: in
         # A night drawn twice is one run: tonight never meets its own copy in the history.
         alarms = false_alarms(same, settings, rng, 1, size, pick, machine=machine)
         if alarms:
-            rates.append(mean(alarms))
+            rates.append(night_rate(alarms))
     rates.sort()
     return rates[min(len(rates) - 1, int(0.975 * len(rates)))] if rates else float("nan")
 
 
-def detections(planted: list, same: dict, settings, rng: random.Random, draws: int, size: int,
+def detections(planted: dict, same: dict, settings, rng: random.Random, draws: int, size: int,
                blamed: Optional[dict] = None, machine: Optional[dict] = None) -> dict:
-    """kind -> [(machine, job, the fraction of `draws` histories (same-code
-    nights of the planted run's machine) against which the planted job's
-    check `regression` failed), one per planted run whose machine has a
-    judged history]; `blamed`: kind -> {"job: figure": times it regressed}."""
+    """kind -> [(machine, {job: the fraction of `draws` histories (same-code
+    nights of its jobs on its machine) against which that job failed}, the
+    fraction against which the night failed: any of its jobs)], one per
+    planted night whose machine has a judged history; `blamed`: kind ->
+    {"job: figure": times it regressed}."""
     out: dict = {}
     machine = machine or {}
-    for rec in planted:
-        names = sorted(n for n in same if machine.get(n) == machine.get(rec["night"]))
+    for night, recs in sorted(planted.items()):
+        tonight = {rec["job"]: as_job(rec) for rec in recs}
+        names = sorted(n for n in same if machine.get(n) == machine.get(night) and set(tonight) <= set(same[n]))
         if len(names) < settings.nightly_min_history:
             continue
-        hits = 0
+        kind, hits, caught = recs[0]["planted"], dict.fromkeys(tonight, 0), 0
+        by = (blamed if blamed is not None else {}).setdefault(kind, {})
         for _ in range(draws):
-            refs = [same[n] for n in rng.sample(names, min(size, len(names)))]
-            by = (blamed if blamed is not None else {}).setdefault(rec["planted"], {})
-            hits += 1 if judge_night({rec["job"]: as_job(rec)}, refs, settings, by)[rec["job"]] else 0
-        out.setdefault(rec["planted"], []).append((machine.get(rec["night"], ""), rec["job"], hits / draws))
+            verdicts = judge_night(tonight, [same[n] for n in rng.sample(names, min(size, len(names)))], settings, by)
+            caught += 1 if any(verdicts.values()) else 0
+            for job, bad in verdicts.items():
+                hits[job] += 1 if bad else 0
+        out.setdefault(kind, []).append((machine.get(night, ""), {j: h / draws for j, h in hits.items()}, caught / draws))
     return out
 
 
@@ -332,14 +379,14 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     records = regime_of(records, size, profile_sha256())[1]
     same, planted = nights_of(records)
     machine = machines_of(records)
-    rate = 100 * mean(false_alarms(same, settings, rng, draws, size, machine=machine))
+    rate = 100 * night_rate(false_alarms(same, settings, rng, draws, size, machine=machine))
     out = []
     if rate > measured["false_alarms_per_100_nights_ci95_high"]:
         out.append(f"false alarms {rate:.2f} per 100 nights, above the 95% interval's high end "
                    f"{measured['false_alarms_per_100_nights_ci95_high']} measured in config/detector.json")
     for kind, runs in sorted(detections(planted, same, settings, rng, draws, size, machine=machine).items()):
         low = measured["detected"].get(kind, {}).get("ci95_low", 0.0)
-        hits = [f for *_, f in runs]
+        hits = [night for *_, night in runs]
         if mean(hits) < low:
             out.append(f"detected.{kind} {mean(hits):.3f}, below the 95% interval's low end {low} measured in "
                        "config/detector.json")
@@ -366,55 +413,61 @@ def by_job(same: dict, settings, rng: random.Random, draws: int, size: int, mach
     for name in sorted({j for night in same.values() for j in night}):
         sub = {n: {name: jobs[name]} for n, jobs in same.items() if name in jobs}
         if len(sub) > size:
-            out[name] = round(100 * mean(false_alarms(sub, settings, rng, draws, size, machine=machine)), 2)
+            out[name] = round(100 * night_rate(false_alarms(sub, settings, rng, draws, size, machine=machine)), 2)
     return out
 
 
-def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int, rate: float,
+def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int, alarms: dict,
                   machine: dict) -> float:
-    """The 95% interval's upper end: a bootstrap over the recorded nights, and
-    never below the exact binomial bound for as many independent nights as
-    were recorded (pseudo-nights share runs: 0 alarms in 10 recorded nights is
-    not 0 in 200). With few more nights than the history, most resamples hold
-    too few distinct nights, and the bootstrap gives no figure."""
-    boot_high = bootstrap_high(same, settings, rng, boot, size, machine)
-    high = binomial_high(round(rate * len(same)), len(same))
-    return high if math.isnan(boot_high) else max(boot_high, high)
+    """The 95% interval's upper end of a night's rate. Each part's: a
+    bootstrap over its recorded nights, and never below the exact binomial
+    bound for as many independent nights as were recorded (pseudo-nights
+    share runs: 0 alarms in 10 recorded nights is not 0 in 200; with few more
+    nights than the history, most resamples hold too few distinct nights,
+    and the bootstrap gives no figure). The parts' upper ends are combined
+    as night_rate combines rates: all of them at once, wider than 95%."""
+    highs = []
+    for part, hits in sorted(alarms.items()):
+        nights = {n: jobs for n, jobs in same.items() if part_of(jobs) == part}
+        boot_high = bootstrap_high(nights, settings, rng, boot, size, machine)
+        high = binomial_high(round(mean(hits) * len(nights)), len(nights))
+        highs.append(high if math.isnan(boot_high) else max(boot_high, high))
+    return 1 - math.prod(1 - h for h in highs)
 
 
-def by_machine(alarms: dict, nights: dict, found: dict) -> dict:
+def by_machine(alarms: dict, same: dict, machine: dict, found: dict) -> dict:
     """Each machine's own rates: its pseudo-nights' false alarms (`alarms`:
-    machine -> 0/1s), the upper end that many independent nights at that rate
-    would give and the nights that would bring it to 5 and to 1 per 100,
-    and each kind's detection on it (`found`: detections()'s)."""
+    machine -> part -> 0/1s), the upper end that many independent nights at
+    that rate would give, the nights that would bring it to 5 and to 1 per
+    100, its parts, and each kind's detection on it (`found`: detections()'s)."""
     out = {}
-    for name, hits in sorted(alarms.items()):
-        rate, n = mean(hits), nights[name]
-        out[name] = {"same_code_nights": n, "false_alarms_per_100_nights": round(100 * rate, 2),
-                     "ci95_high_independent": round(100 * binomial_high(round(rate * n), n), 2),
+    for name, parts in sorted(alarms.items()):
+        rate = night_rate(parts)
+        nights = Counter(part_of(jobs) for n, jobs in same.items() if machine.get(n) == name)
+        high = 1 - math.prod(1 - binomial_high(round(mean(hits) * nights[p]), nights[p]) for p, hits in parts.items())
+        out[name] = {"same_code_nights": sum(nights.values()), "false_alarms_per_100_nights": round(100 * rate, 2),
+                     "ci95_high_independent": round(100 * high, 2),
                      "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
-                     "detected": share_of(found, 0, name)}
+                     "parts": {p: {"same_code_nights": nights[p], "false_alarms_per_100_nights": round(100 * mean(hits), 2)}
+                               for p, hits in sorted(parts.items())},
+                     "detected": {k: round(mean(f for m, _, f in v if m == name), 3)
+                                  for k, v in sorted(found.items()) if any(m == name for m, *_ in v)}}
     return out
 
 
-def share_of(found: dict, field: int, value: str) -> dict:
-    """kind -> the mean fraction caught over the runs whose (machine, job)
-    `field` is `value`, of detections()'s."""
-    runs = {k: [f for *key, f in v if key[field] == value] for k, v in sorted(found.items())}
-    return {k: round(mean(fs), 3) for k, fs in runs.items() if fs}
-
-
-def detected_of(found: dict, runs: dict, shown: dict) -> dict:
-    """Each kind's detection: its rate over the planted runs, the interval's
-    low end (it counts runs, not draws: the draws of one run share it), the
-    jobs and each job's own rate, and the figures that showed it."""
+def detected_of(found: dict, shown: dict) -> dict:
+    """Each kind's detection: its rate over the planted nights, the
+    interval's low end (it counts nights, not draws: the draws of one night
+    share it), the jobs, each job's own rate and its nights' (any of their
+    jobs), and the figures that showed it."""
     out = {}
     for k, planted in sorted(found.items()):
-        v = [f for *_, f in planted]
-        jobs = sorted(runs.get(k, {}))
-        own = {j: share_of(found, 1, j).get(k) for j in jobs}
-        out[k] = {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3), "runs": len(v),
-                  "job": ",".join(jobs), "by_job": {j: r for j, r in own.items() if r is not None},
+        v = [night for *_, night in planted]
+        jobs = sorted({j for _, per_job, _ in planted for j in per_job})
+        own = {j: round(mean(per_job[j] for _, per_job, _ in planted if j in per_job), 3) for j in jobs}
+        night = {j: round(mean(n for _, per_job, n in planted if j in per_job), 3) for j in jobs}
+        out[k] = {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3), "nights": len(v),
+                  "job": ",".join(jobs), "by_job": own, "nights_by_job": night,
                   "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
     return out
 
@@ -439,27 +492,30 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
                        f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
     blamed, per = {}, {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine, per=per)
-    rate = mean(alarms)
-    warm = {str(h): round(100 * mean(false_alarms(same, settings, rng, max(1, draws // 4), h, machine=machine)), 2)
+    rate = night_rate(alarms)
+    warm = {str(h): round(100 * night_rate(false_alarms(same, settings, rng, max(1, draws // 4), h, machine=machine)), 2)
             for h in range(settings.nightly_min_history, size)}
-    high = interval_high(same, settings, rng, boot, size, rate, machine)
+    high = interval_high(same, settings, rng, boot, size, alarms, machine)
     shown: dict = {}
     found = detections(planted, same, settings, rng, draws, size, shown, machine)
     same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
+    planted_records = [r for recs in planted.values() for r in recs if r["status"] == "SUCCEEDED"]
     return {
         "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus,
         "judge": {**tonight_judge(settings), "band_at_least": [list(t) for t in bands.NIGHTLY_AT_LEAST]},
         "false_alarms_per_100_nights": round(100 * rate, 2),
         "false_alarms_per_100_nights_ci95_high": round(100 * high, 2),
         "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
-        "pseudo_nights": len(alarms), "draws": draws,
+        "pseudo_nights": sum(map(len, alarms.values())), "draws": draws,
+        "parts": {p: {"same_code_nights": sum(1 for jobs in same.values() if part_of(jobs) == p),
+                      "false_alarms_per_100_nights": round(100 * mean(hits), 2)} for p, hits in sorted(alarms.items())},
         # Which figure of which job each false alarm came from (times, over the pseudo-nights).
         "false_alarms_by_figure": dict(sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))),
         "false_alarms_per_100_nights_by_job": by_job(same, settings, rng, max(1, draws // 4), size, machine),
         "warm_up_per_100_nights": warm,
-        "by_machine": by_machine(per, corpus["machines"], found),
-        "detected": detected_of(found, corpus["runs"], shown),
-        "bisection": bisections(planted, same_records, settings, rng, max(1, draws // 4)),
+        "by_machine": by_machine(per, same, machine, found),
+        "detected": detected_of(found, shown),
+        "bisection": bisections(planted_records, same_records, settings, rng, max(1, draws // 4)),
     }
 
 
@@ -491,15 +547,17 @@ def table(out: dict) -> str:
              f"{'what':<28} {'measured':>10}  {'goal':<10} detail",
              f"{'false alarms / 100 nights':<28} {out['false_alarms_per_100_nights']:>10}  {'<= 1':<10} "
              f"95% high {out['false_alarms_per_100_nights_ci95_high']} (goal <= 5); {out['pseudo_nights']} pseudo-nights; "
-             f"by job {out['false_alarms_per_100_nights_by_job']}",
-             f"{'warm-up nights (refs: rate)':<28} {'':>10}  {'':<10} {out['warm_up_per_100_nights']}"]
+             f"by job {out['false_alarms_per_100_nights_by_job']}"]
+    lines += [f"{'  part ' + part:<28} {p['false_alarms_per_100_nights']:>10}  {'':<10} {p['same_code_nights']} nights"
+              for part, p in out.get("parts", {}).items()]
+    lines.append(f"{'warm-up nights (refs: rate)':<28} {'':>10}  {'':<10} {out['warm_up_per_100_nights']}")
     for name, m in out.get("by_machine", {}).items():
         lines.append(f"{'  on ' + name[:24]:<28} {m['false_alarms_per_100_nights']:>10}  {'':<10} "
                      f"{m['same_code_nights']} nights; {machine_words(m)}")
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         lines.append(f"{'detected: ' + kind:<28} {d['rate']:>10}  {'>= 0.95':<10} 95% low {d['ci95_low']}, "
-                     f"{d['runs']} runs, by job {d.get('by_job')}; bisection probe BAD {b.get('bad')} (steps needed: {b.get('steps')})")
+                     f"{d['nights']} nights, by job {d.get('by_job')}; bisection probe BAD {b.get('bad')} (steps needed: {b.get('steps')})")
     same = out["bisection"].get("same-code")
     if same:
         lines.append(f"{'bisection: same-code BAD':<28} {same['bad']:>10}  {'0':<10} {same['probes']} probes")
@@ -524,10 +582,12 @@ def markdown(out: dict) -> str:
              f"{regime_line(out['regime'])}.",
              "", "| what | measured | goal |", "|---|---|---|",
              f"| false alarms per 100 same-code nights (all jobs of a night) | {out['false_alarms_per_100_nights']:g} | at most 1 |",
-             f"| its 95% interval's upper end | {out['false_alarms_per_100_nights_ci95_high']:g} | at most 5 |",
-             f"| nights that would bring the upper end to 5 / to 1 at this rate | "
-             f"{out['nights_for_ci95_high']['5'] or 'none: the rate is above it'} / "
-             f"{out['nights_for_ci95_high']['1'] or 'none: the rate is above it'} | |"]
+             f"| its 95% interval's upper end | {out['false_alarms_per_100_nights_ci95_high']:g} | at most 5 |"]
+    lines += [f"| false alarms per 100 nights of the part {part} ({p['same_code_nights']} nights; a night of the suite is "
+              f"one of each part) | {p['false_alarms_per_100_nights']:g} | |" for part, p in out.get("parts", {}).items()]
+    lines += [f"| nights that would bring the upper end to 5 / to 1 at this rate | "
+              f"{out['nights_for_ci95_high']['5'] or 'none: the rate is above it'} / "
+              f"{out['nights_for_ci95_high']['1'] or 'none: the rate is above it'} | |"]
     lines += [f"| false alarms per 100 nights, {job} alone | {rate:g} | |"
               for job, rate in out["false_alarms_per_100_nights_by_job"].items()]
     lines += [f"| warm-up nights (history of {h}): false alarms per 100 | {rate:g} | |"
@@ -538,7 +598,7 @@ def markdown(out: dict) -> str:
         b = out["bisection"].get(kind, {})
         steps = "" if b.get("steps") is None else f", from step {b['steps']:g}"
         jobs = d["job"] if len(d.get("by_job", {})) < 2 else ", ".join(f"{j} {r:g}" for j, r in d["by_job"].items())
-        lines.append(f"| detected on the first bad night: {kind} ({jobs}, {d['runs']} runs) | {d['rate']:g} "
+        lines.append(f"| detected on the first bad night: {kind} ({jobs}, {d['nights']} nights) | {d['rate']:g} "
                      f"(95% low {d['ci95_low']:g}); a bisection's probe BAD {b.get('bad', '-')}{steps} | at least 0.95 |")
     same_probe = out["bisection"].get("same-code")
     if same_probe:
@@ -546,7 +606,7 @@ def markdown(out: dict) -> str:
     lines += ["", "Where the false alarms came from (figure: times it regressed in the pseudo-nights): "
               + (", ".join(f"{k} {n}" for k, n in by_count(out["false_alarms_by_figure"])) or "none") + "."]
     lines += [f"What showed {kind}: " + (", ".join(f"{k} {n}" for k, n in by_count(d["shown_by"])) or "nothing")
-              + f" (of {d['runs']} runs x {out.get('draws', 0)} histories)." for kind, d in out["detected"].items()]
+              + f" (of {d['nights']} nights x {out.get('draws', 0)} histories)." for kind, d in out["detected"].items()]
     return "\n".join(lines)
 
 
@@ -645,11 +705,19 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     differ = [JUDGE_SETTINGS[k] for k, v in tonight_judge(settings).items() if cal["judge"].get(k) != v]
     if differ:
         return f"not calibrated (tonight's judge differs from the measured one in {', '.join(differ)}; {where})"
-    kinds = [f"{k} {d.get('by_job', {}).get(job, d['rate']):.2g}" for k, d in cal["detected"].items()
-             if job in d.get("job", "").split(",")]
+    kinds = [caught(k, d, job) for k, d in cal["detected"].items() if job in d.get("job", "").split(",")]
     found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
     return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
             f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")
+
+
+def caught(kind: str, detected: dict, job: str) -> str:
+    """A kind's detection by this job's checks, and by its nights' (any of
+    their jobs) where that differs: a resume one step off shows on the
+    interrupted job, not on its reference."""
+    own = detected.get("by_job", {}).get(job, detected["rate"])
+    night = detected.get("nights_by_job", {}).get(job, own)
+    return f"{kind} {own:.2g}" + ("" if f"{own:.2g}" == f"{night:.2g}" else f" (its nights {night:.2g})")
 
 
 def read_calibration(path: Path = CALIBRATION) -> Optional[dict]:
