@@ -244,3 +244,29 @@ print(json.dumps({"verdicts": [any(v.values()) for v in verdicts], "blamed": [k 
   jq -e '.blamed == [true, true]' <<<"$output"
   jq -r .refused <<<"$output" | grep -x "the corpus's same-code nights ran overlapping sets of jobs (learn and learn,ppo1); record the suite's jobs as one set, or as sets that share no job"
 }
+
+@test "detector sources: nights on synthetic data are judged only against synthetic nights and reported apart from GSM8K's; a synthetic night's trust line quotes their rates, or says not calibrated for a job they never ran" {
+  run py 'import json, random
+from types import SimpleNamespace as S
+s = cal.JudgeSettings()
+learn = [r for r in records if r["job"] == "learn" and r["machine"] == "boot-95e626ed" and not r.get("planted")][:10]
+synthetic = [{**r, "night": r["night"] + "-synthetic", "data_source": "synthetic"} for r in learn]
+groups = cal.by_source(records + synthetic)
+rates = cal.source_rates(synthetic, s, random.Random(1), 2, 7)
+m = cal.read_calibration()
+m = {**m, "regime": {**m["regime"], "profile_sha256": cal.profile_sha256()}, "by_source": {"synthetic": rates}}
+base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
+            nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
+            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
+print(json.dumps({"groups": {k: len(v) for k, v in groups.items()}, "nights": rates["same_code_nights"],
+                  "rate": rates["false_alarms_per_100_nights"], "jobs": rates["jobs"],
+                  "learn": cal.trust("learn", S(**base, gsm8k_source="synthetic"), m),
+                  "grpo": cal.trust("grpo", S(**base, gsm8k_source="synthetic"), m),
+                  "hf": cal.trust("learn", S(**base, gsm8k_source="hf"), m)}))'
+  assert_success
+  jq -e --argjson n "$(py 'print(len(records))')" '.groups == {"gsm8k": $n, "synthetic": 10} and .nights == 10 and (.rate | type) == "number" and .jobs == ["learn"]' <<<"$output"
+  jq -r .learn <<<"$output" | grep -E "^this check's measured false-alarm rate on synthetic data: [0-9.]+ per 100 nights of learn \(95% high [0-9.]+\); corpus "
+  jq -r .grpo <<<"$output" | grep -E "^not calibrated \(the corpus has 10 same-code nights on MVP_GSM8K_SOURCE=synthetic, none of the job 'grpo'; bench/detector/record.sh --source synthetic adds them;"
+  # hf serves GSM8K's own rows: its nights are judged as the files' are.
+  jq -r .hf <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9.]+ per 100 nights \(all jobs of a night"
+}

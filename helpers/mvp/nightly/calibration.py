@@ -101,6 +101,27 @@ def load(corpus: Path = CORPUS) -> list:
     return out
 
 
+# The data a night trains on (MVP_GSM8K_SOURCE) changes what its figures
+# measure, as a profile does: each source's nights are judged against
+# nights of that source only. The goals are measured on GSM8K's files.
+MAIN_SOURCE = "gsm8k"
+
+
+def source_of(value: str) -> str:
+    """A night's MVP_GSM8K_SOURCE as the replay groups it: synthetic, or
+    gsm8k: hf and a directory of GSM8K's files give the same rows (records
+    that kept none were made from ../shared/data/gsm8k)."""
+    return "synthetic" if value == "synthetic" else MAIN_SOURCE
+
+
+def by_source(records: list) -> dict:
+    """source -> its records (source_of their data_source)."""
+    out: dict = {}
+    for r in records:
+        out.setdefault(source_of(r.get("data_source") or ""), []).append(r)
+    return out
+
+
 def machines_of(records: list) -> dict:
     """night -> the machine it ran on: a night is judged against a history
     of its own machine's nights, as a nightly's cluster keeps its own."""
@@ -376,7 +397,7 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     settings = settings or JudgeSettings()
     rng = random.Random(SEED)
     size = settings.nightly_history
-    records = regime_of(records, size, profile_sha256())[1]
+    records = regime_of(by_source(records).get(MAIN_SOURCE, []), size, profile_sha256())[1]
     same, planted = nights_of(records)
     machine = machines_of(records)
     rate = 100 * night_rate(false_alarms(same, settings, rng, draws, size, machine=machine))
@@ -484,7 +505,8 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     rng = random.Random(SEED)
     size = settings.nightly_history
     current = profile_sha256()
-    chosen, records_in = regime_of(records, size, current)
+    sources = by_source(records)
+    chosen, records_in = regime_of(sources.get(MAIN_SOURCE, []), size, current)
     same, planted = nights_of(records_in)
     machine, corpus = machines_of(records_in), corpus_of(records_in, same)
     if max(corpus["machines"].values(), default=0) <= size:
@@ -516,7 +538,25 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "by_machine": by_machine(per, same, machine, found),
         "detected": detected_of(found, shown),
         "bisection": bisections(planted_records, same_records, settings, rng, max(1, draws // 4)),
+        "by_source": {src: source_rates([r for r in recs if r.get("profile_sha256", "") == chosen], settings, rng,
+                                        draws, size) for src, recs in sorted(sources.items()) if src != MAIN_SOURCE},
     }
+
+
+def source_rates(records: list, settings, rng: random.Random, draws: int, size: int) -> dict:
+    """Another data source's own rates, judged as the main one's: its nights'
+    false alarms (None with too few nights on one machine), the upper end
+    that many independent nights would give, each kind's detection."""
+    same, planted = nights_of(records)
+    machine = machines_of(records)
+    alarms = false_alarms(same, settings, rng, draws, size, machine=machine)
+    rate = night_rate(alarms)
+    n = min((sum(1 for jobs in same.values() if part_of(jobs) == p) for p in alarms), default=0)
+    found = detections(planted, same, settings, rng, draws, size, machine=machine)
+    return {"same_code_nights": len(same), "jobs": sorted({j for jobs in same.values() for j in jobs}),
+            "false_alarms_per_100_nights": None if math.isnan(rate) else round(100 * rate, 2),
+            "ci95_high_independent": None if math.isnan(rate) else round(100 * binomial_high(round(rate * n), n), 2),
+            "detected": {k: {"rate": round(mean(f for *_, f in v), 3), "nights": len(v)} for k, v in sorted(found.items())}}
 
 
 def regime_line(reg: dict) -> str:
@@ -561,7 +601,16 @@ def table(out: dict) -> str:
     same = out["bisection"].get("same-code")
     if same:
         lines.append(f"{'bisection: same-code BAD':<28} {same['bad']:>10}  {'0':<10} {same['probes']} probes")
+    lines += [f"{'data ' + src:<28} {str(d['false_alarms_per_100_nights']):>10}  {'':<10} {source_words(d)}"
+              for src, d in out.get("by_source", {}).items()]
     return "\n".join(lines)
+
+
+def source_words(d: dict) -> str:
+    """Another data source's rates, in words."""
+    found = ", ".join(f"{k} {v['rate']:g} ({v['nights']} nights)" for k, v in d["detected"].items()) or "no planted night"
+    high = "" if d["ci95_high_independent"] is None else f", 95% high {d['ci95_high_independent']:g} if independent"
+    return f"{d['same_code_nights']} same-code nights of {','.join(d['jobs'])}{high}; detected {found}"
 
 
 # docs/nightly.md's measured table lies between these lines; make bench-detector rewrites it.
@@ -603,6 +652,9 @@ def markdown(out: dict) -> str:
     same_probe = out["bisection"].get("same-code")
     if same_probe:
         lines.append(f"| a bisection's probe of unchanged code judged BAD | {same_probe['bad']:g} | 0 |")
+    lines += [f"| false alarms per 100 nights on {src} data ({source_words(d)}) | "
+              f"{'-' if d['false_alarms_per_100_nights'] is None else d['false_alarms_per_100_nights']} | |"
+              for src, d in out.get("by_source", {}).items()]
     lines += ["", "Where the false alarms came from (figure: times it regressed in the pseudo-nights): "
               + (", ".join(f"{k} {n}" for k, n in by_count(out["false_alarms_by_figure"])) or "none") + "."]
     lines += [f"What showed {kind}: " + (", ".join(f"{k} {n}" for k, n in by_count(d["shown_by"])) or "nothing")
@@ -699,6 +751,9 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
         return (f"not calibrated (the corpus measured CPU nights of another templates/profiles/cpu.yaml than "
                 f"tonight's, which has {measured.get('current_same_code_nights', 0)} recorded same-code nights; "
                 f"bench/detector/record.sh adds them; {where})")
+    source = source_of(getattr(settings, "gsm8k_source", "") or "")
+    if source != MAIN_SOURCE:
+        return source_trust(job, source, cal.get("by_source", {}).get(source), where)
     rate = cal["false_alarms_per_100_nights_by_job"].get(job)
     if rate is None:
         return f"not calibrated (the corpus has no runs of the job '{job}'; {where})"
@@ -709,6 +764,18 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
     return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
             f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")
+
+
+def source_trust(job: str, source: str, measured: Optional[dict], where: str) -> str:
+    """The trust line of a night on another data source than GSM8K's files."""
+    if not measured or measured["false_alarms_per_100_nights"] is None or job not in measured["jobs"]:
+        return (f"not calibrated (the corpus has {measured['same_code_nights'] if measured else 0} same-code nights "
+                f"on MVP_GSM8K_SOURCE={source}, {'none' if not measured or job not in measured['jobs'] else 'too few'} "
+                f"of the job '{job}'; bench/detector/record.sh --source {source} adds them; {where})")
+    found = ", ".join(f"{k} {v['rate']:.2g}" for k, v in measured["detected"].items())
+    return (f"this check's measured false-alarm rate on {source} data: {measured['false_alarms_per_100_nights']:g} per "
+            f"100 nights of {','.join(measured['jobs'])} (95% high {measured['ci95_high_independent']:g})"
+            + (f"; detects {found} on the first bad night" if found else "") + f"; {where}")
 
 
 def caught(kind: str, detected: dict, job: str) -> str:
