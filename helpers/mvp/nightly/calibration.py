@@ -312,11 +312,15 @@ def probe_bad(rec: dict, goods: list, settings, steps: Optional[int] = None) -> 
 def bisections(planted: list, same_records: list, settings, rng: random.Random, draws: int) -> dict:
     """kind -> {bad: fraction of probes judged BAD, steps: median fewest
     leading steps judged BAD}; 'same-code' -> same-code probes judged BAD."""
+    # 61's probes train from step 1 and are never interrupted: a resumed
+    # job's curve (the night's ppo2) is no probe's, as GOOD or as BAD.
+    from_start = [r for r in planted + same_records if not r.get("rows") or r["rows"][0].get("step") == 1]
     by_job: dict = {}
-    for rec in same_records:
-        by_job.setdefault((rec["job"], rec.get("machine")), []).append(rec)
+    for rec in from_start:
+        if not rec.get("planted"):
+            by_job.setdefault((rec["job"], rec.get("machine")), []).append(rec)
     out: dict = {}
-    for rec in planted + same_records:
+    for rec in from_start:
         # GOOD's probes run on the cluster the bisection runs on: the probe's own machine.
         pool = [g for g in by_job.get((rec["job"], rec.get("machine")), []) if g is not rec]
         if len(pool) < bisection.GOOD_RUNS:
