@@ -553,13 +553,15 @@ def source_rates(records: list, settings, rng: random.Random, draws: int, size: 
     that many independent nights would give, each kind's detection."""
     same, planted = nights_of(records)
     machine = machines_of(records)
-    alarms = false_alarms(same, settings, rng, draws, size, machine=machine)
+    blamed: dict = {}
+    alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine)
     rate = night_rate(alarms)
     n = min((sum(1 for jobs in same.values() if part_of(jobs) == p) for p in alarms), default=0)
     found = detections(planted, same, settings, rng, draws, size, machine=machine)
     return {"same_code_nights": len(same), "jobs": sorted({j for jobs in same.values() for j in jobs}),
             "false_alarms_per_100_nights": None if math.isnan(rate) else round(100 * rate, 2),
             "ci95_high_independent": None if math.isnan(rate) else round(100 * binomial_high(round(rate * n), n), 2),
+            "false_alarms_by_figure": dict(by_count(blamed)),
             "detected": {k: {"rate": round(mean(f for *_, f in v), 3), "nights": len(v)} for k, v in sorted(found.items())}}
 
 
@@ -614,7 +616,9 @@ def source_words(d: dict) -> str:
     """Another data source's rates, in words."""
     found = ", ".join(f"{k} {v['rate']:g} ({v['nights']} nights)" for k, v in d["detected"].items()) or "no planted night"
     high = "" if d["ci95_high_independent"] is None else f", 95% high {d['ci95_high_independent']:g} if independent"
-    return f"{d['same_code_nights']} same-code nights of {','.join(d['jobs'])}{high}; detected {found}"
+    blamed = ", ".join(f"{k} {n}" for k, n in d.get("false_alarms_by_figure", {}).items()) or "none"
+    return (f"{d['same_code_nights']} same-code nights of {','.join(d['jobs'])}{high}; false alarms from {blamed}; "
+            f"detected {found}")
 
 
 # docs/nightly.md's measured table lies between these lines; make bench-detector rewrites it.
