@@ -188,21 +188,26 @@ def failed_alone(job: dict) -> str:
 
 def nights_of(records: list) -> tuple:
     """({night: {job: judged job}} of the same-code nights, {night: [its
-    planted records]}); the parts (each night's set of jobs) must not
-    overlap: a night of the suite is one night of each part."""
+    planted records]})."""
     same, planted = {}, {}
     for rec in records:
         if rec.get("planted"):
             planted.setdefault(rec["night"], []).append(rec)
         else:
             same.setdefault(rec["night"], {})[rec["job"]] = as_job(rec)
+    return same, planted
+
+
+def parts_checked(same: dict) -> dict:
+    """`same`, once its parts (each night's set of jobs) are seen not to
+    overlap: a night of the suite is one night of each part."""
     parts = sorted({frozenset(jobs) for jobs in same.values()}, key=sorted)
     for i, a in enumerate(parts):
         for b in parts[i + 1:]:
             if a & b:
                 raise MvpError(f"the corpus's same-code nights ran overlapping sets of jobs ({part_of(a)} and "
                                f"{part_of(b)}); record the suite's jobs as one set, or as sets that share no job")
-    return same, planted
+    return same
 
 
 def part_of(jobs) -> str:
@@ -403,6 +408,7 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     size = settings.nightly_history
     records = regime_of(by_source(records).get(MAIN_SOURCE, []), size, profile_sha256())[1]
     same, planted = nights_of(records)
+    parts_checked(same)
     machine = machines_of(records)
     rate = 100 * night_rate(false_alarms(same, settings, rng, draws, size, machine=machine))
     out = []
@@ -512,6 +518,7 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     sources = by_source(records)
     chosen, records_in = regime_of(sources.get(MAIN_SOURCE, []), size, current)
     same, planted = nights_of(records_in)
+    parts_checked(same)
     machine, corpus = machines_of(records_in), corpus_of(records_in, same)
     if max(corpus["machines"].values(), default=0) <= size:
         raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
@@ -552,6 +559,7 @@ def source_rates(records: list, settings, rng: random.Random, draws: int, size: 
     false alarms (None with too few nights on one machine), the upper end
     that many independent nights would give, each kind's detection."""
     same, planted = nights_of(records)
+    parts_checked(same)
     machine = machines_of(records)
     blamed: dict = {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine)
