@@ -48,7 +48,10 @@ def table(records: list, only: str = "") -> list:
     for r in records:
         if r.get("planted") or r["status"] != "SUCCEEDED" or "rows" not in r or (only and r["job"] != only):
             continue
-        groups.setdefault((regime_label(r), r["job"]), []).append(bands.curves(r["rows"]))
+        # Another data source's runs are another task's (the probe counts letters on synthetic data).
+        source = calibration.source_of(r.get("data_source") or "")
+        job = r["job"] if source == calibration.MAIN_SOURCE else f"{r['job']}@{source}"
+        groups.setdefault((regime_label(r), job), []).append(bands.curves(r["rows"]))
     out = []
     for (regime, job), runs in sorted(groups.items()):
         if len(runs) < 2:
