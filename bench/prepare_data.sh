@@ -16,7 +16,8 @@ if [[ ${1:-} == --install ]]; then
   shift
 fi
 rounds=${1:-5}
-work=$(mktemp -d)
+# bench::time keeps each command's stderr in $BENCH_WORK.
+work=$(mktemp -d) BENCH_WORK=$work
 trap 'rm -rf "$work"' EXIT
 bench::isolate "$work"
 export MVP_SKIP_MODEL=1
