@@ -215,6 +215,17 @@ def part_of(jobs) -> str:
     return ",".join(sorted(jobs))
 
 
+def nights_per_part(same: dict, machine: Optional[dict] = None, name: str = "") -> Counter:
+    """part -> its same-code nights (on the machine `name`, with `machine`: night -> machine)."""
+    return Counter(part_of(jobs) for n, jobs in same.items() if machine is None or machine.get(n) == name)
+
+
+def independent_high(alarms: dict, nights: Counter) -> float:
+    """Each part's exact binomial upper end for as many independent nights as
+    it recorded, combined as night_rate combines the parts' rates."""
+    return 1 - math.prod(1 - binomial_high(round(mean(hits) * nights[p]), nights[p]) for p, hits in alarms.items() if hits)
+
+
 def night_rate(parts: dict) -> float:
     """A night's false-alarm rate from its parts' 0/1s (part -> [0/1]): the
     parts' jobs are judged each against their own history, so a night of the
@@ -458,11 +469,11 @@ def interval_high(same: dict, settings, rng: random.Random, boot: int, size: int
     nights than the history, most resamples hold too few distinct nights,
     and the bootstrap gives no figure). The parts' upper ends are combined
     as night_rate combines rates: all of them at once, wider than 95%."""
-    highs = []
-    for part, hits in sorted(alarms.items()):
-        nights = {n: jobs for n, jobs in same.items() if part_of(jobs) == part}
-        boot_high = bootstrap_high(nights, settings, rng, boot, size, machine)
-        high = binomial_high(round(mean(hits) * len(nights)), len(nights))
+    highs, counts = [], nights_per_part(same)
+    for part in sorted(alarms):
+        boot_high = bootstrap_high({n: jobs for n, jobs in same.items() if part_of(jobs) == part}, settings, rng, boot,
+                                   size, machine)
+        high = independent_high({part: alarms[part]}, counts)
         highs.append(high if math.isnan(boot_high) else max(boot_high, high))
     return 1 - math.prod(1 - h for h in highs)
 
@@ -475,8 +486,8 @@ def by_machine(alarms: dict, same: dict, machine: dict, found: dict) -> dict:
     out = {}
     for name, parts in sorted(alarms.items()):
         rate = night_rate(parts)
-        nights = Counter(part_of(jobs) for n, jobs in same.items() if machine.get(n) == name)
-        high = 1 - math.prod(1 - binomial_high(round(mean(hits) * nights[p]), nights[p]) for p, hits in parts.items())
+        nights = nights_per_part(same, machine, name)
+        high = independent_high(parts, nights)
         out[name] = {"same_code_nights": sum(nights.values()), "false_alarms_per_100_nights": round(100 * rate, 2),
                      "ci95_high_independent": round(100 * high, 2),
                      "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
@@ -555,8 +566,9 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
 
 def part_rates(same: dict, alarms: dict) -> dict:
     """part -> its same-code nights and its own false alarms per 100 of them."""
-    return {p: {"same_code_nights": sum(1 for jobs in same.values() if part_of(jobs) == p),
-                "false_alarms_per_100_nights": round(100 * mean(hits), 2)} for p, hits in sorted(alarms.items())}
+    nights = nights_per_part(same)
+    return {p: {"same_code_nights": nights[p], "false_alarms_per_100_nights": round(100 * mean(hits), 2)}
+            for p, hits in sorted(alarms.items())}
 
 
 def other_sources(sources: dict, chosen: str, settings, rng: random.Random, draws: int, size: int) -> dict:
@@ -575,11 +587,10 @@ def source_rates(records: list, settings, rng: random.Random, draws: int, size: 
     blamed: dict = {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine)
     rate = night_rate(alarms)
-    n = min((sum(1 for jobs in same.values() if part_of(jobs) == p) for p in alarms), default=0)
     found = detections(planted, same, settings, rng, draws, size, machine=machine)
     return {"same_code_nights": len(same), "jobs": sorted({j for jobs in same.values() for j in jobs}),
             "false_alarms_per_100_nights": None if math.isnan(rate) else round(100 * rate, 2),
-            "ci95_high_independent": None if math.isnan(rate) else round(100 * binomial_high(round(rate * n), n), 2),
+            "ci95_high_independent": None if math.isnan(rate) else round(100 * independent_high(alarms, nights_per_part(same)), 2),
             "false_alarms_by_figure": dict(by_count(blamed)),
             "detected": {k: {"rate": round(mean(f for *_, f in v), 3), "nights": len(v)} for k, v in sorted(found.items())}}
 
