@@ -102,6 +102,8 @@ def records(run_dir: Path, jobs_dir: Path, words: dict, samples: list, planted: 
             "load": load_during(samples, (result.get("start_time_ms") or 0) / 1000, (result.get("end_time_ms") or 0) / 1000),
             "status": job["status"], "duration_s": job["duration_s"], "summary": job["metrics"],
             "failed_checks": [c["name"] for c in job["checks"] if c["passed"] is False and c["name"] != "regression"],
+            # The band the night judged resume_fidelity with (the replay judges it again under today's).
+            "resume_band": calibration.JudgeSettings().nightly_resume_band,
             "night_verdict": regression.get("passed"), "rows": rows,
         })
     return out

@@ -245,6 +245,39 @@ print(json.dumps({"verdicts": [any(v.values()) for v in verdicts], "blamed": [k 
   jq -r .refused <<<"$output" | grep -x "the corpus's same-code nights ran overlapping sets of jobs (learn and learn,ppo1); record the suite's jobs as one set, or as sets that share no job"
 }
 
+@test "detector resume: the replay judges resume_fidelity's band again from the resumed job's rows and its reference's: the band the nights ran with (grad_norm 0.05) gives every recorded verdict back, 0.1 passes the one night beyond 0.05, a chain that failed resumed stays failed; the guard fails a tightened band" {
+  run py 'import json, os
+from types import SimpleNamespace as S
+# The band each night ran with: its records keep it (resume_band), those recorded before had the 0.05 of grad_norm.
+THEN = {"score": "0.1", "grad_norm": "0.05", "loss": "0.05"}
+def judged(band=None):
+    out = {}
+    nights = {}
+    for r in records:
+        nights.setdefault(r["night"], []).append(r)
+    for night, recs in sorted(nights.items()):
+        rec = next((r for r in recs if r["job"] == "ppo2"), None)
+        if rec:
+            s = S(nightly_resume="ppo2", nightly_resume_band=band or rec.get("resume_band") or THEN)
+            job = cal.night_jobs(recs, s)["ppo2"]
+            out[night] = [cal.resumed_pair(recs, s) is not None, rec["failed_checks"], sorted(c["name"] for c in job["checks"])]
+    return out
+then, wider = judged(), judged({"score": "0.1", "grad_norm": "0.1", "loss": "0.05"})
+same = {r["night"] for r in records if r["job"] == "ppo2" and not r["planted"]}
+print(json.dumps({"nights": len(then), "again": sorted(n for n, (p, *_) in then.items() if p) == sorted(same),
+                  "same_then": sum(sorted(rec) == now for _, rec, now in then.values()),
+                  "passed_wider": [n for n in then if "resume_fidelity" in then[n][1] and "resume_fidelity" not in wider[n][2]],
+                  "chain_kept": all("resume_fidelity" in now for p, rec, now in wider.values() if "resumed" in rec)}))'
+  assert_success
+  # Every night that ran ppo2 (13 same-code and 6 planted resumes when this was written): the same-code
+  # ones judged again; the planted ones, whose chain failed resumed, kept as recorded.
+  jq -e '.nights >= 19 and .again and .same_then == .nights and .chain_kept' <<<"$output"
+  jq -e '.passed_wider | index("nightly-20261130T101756Z") != null' <<<"$output"
+  MVP_NIGHTLY_RESUME_BAND="score=0.1 grad_norm=0.01 loss=0.05" run detector --guard "$MVP_REPO/config/detector.json"
+  assert_failure 1
+  assert_line --regexp '^WORSE: false alarms [0-9.]+ per 100 nights, above the 95% interval.s high end'
+}
+
 @test "detector sources: nights on synthetic data are judged only against synthetic nights and reported apart from GSM8K's; a synthetic night's trust line quotes their rates, or says not calibrated for a job they never ran" {
   run py 'import json, random
 from types import SimpleNamespace as S

@@ -56,7 +56,7 @@ from ..core import metrics
 from ..core.settings import Settings, fields, read_contract
 from ..worker import fsutil
 from ..worker.errors import MvpError
-from . import bands, bisection, history
+from . import bands, bisection, history, resume_fidelity, suite
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "tests/fixtures/detector/corpus"
@@ -186,16 +186,48 @@ def failed_alone(job: dict) -> str:
     return ", ".join(c["name"] for c in job["checks"] if c["passed"] is False)
 
 
-def nights_of(records: list) -> tuple:
+def nights_of(records: list, settings=None) -> tuple:
     """({night: {job: judged job}} of the same-code nights, {night: [its
     planted records]})."""
+    settings = settings or JudgeSettings()
     same, planted = {}, {}
     for rec in records:
-        if rec.get("planted"):
-            planted.setdefault(rec["night"], []).append(rec)
-        else:
-            same.setdefault(rec["night"], {})[rec["job"]] = as_job(rec)
-    return same, planted
+        (planted if rec.get("planted") else same).setdefault(rec["night"], []).append(rec)
+    return {night: night_jobs(recs, settings) for night, recs in same.items()}, planted
+
+
+def night_jobs(recs: list, settings) -> dict:
+    """{job: judged job} of one night's records, its resumed job's
+    resume_fidelity judged again under the settings' band (resumed_pair)."""
+    jobs = {rec["job"]: as_job(rec) for rec in recs}
+    pair = resumed_pair(recs, settings)
+    if pair:
+        ref, rec = pair
+        ok = resume_fidelity.within_band(steps_of(ref), steps_of(rec), rec["workload"], settings.nightly_resume_band)
+        job = jobs[rec["job"]]
+        job["checks"] = [c for c in job["checks"] if c["name"] != resume_fidelity.NAME] + \
+            ([] if ok else [{"name": resume_fidelity.NAME, "passed": False}])
+    return jobs
+
+
+def resumed_pair(recs: list, settings) -> Optional[tuple]:
+    """(reference record, resumed record) of a night whose resumed job
+    (MVP_NIGHTLY_RESUME) can be judged again from the rows: its record keeps
+    the resumed steps, the reference is the night's other run of the same
+    JobSpec, and the chain itself held (it succeeded, and `resumed` and
+    `checkpoint_policy` passed: no band excuses a chain that did not go on
+    from its checkpoint). None: the night's verdict stands as recorded."""
+    rec = next((r for r in recs if r["job"] == settings.nightly_resume and "rows" in r), None)
+    if rec is None or rec["status"] != "SUCCEEDED" or set(suite.CHAIN_CHECKS) & set(rec["failed_checks"] or ()):
+        return None
+    ref = next((r for r in recs if r is not rec and r.get("spec_sha256") == rec.get("spec_sha256")
+                and r["status"] == "SUCCEEDED" and "rows" in r), None)
+    return (ref, rec) if ref else None
+
+
+def steps_of(record: dict) -> dict:
+    """step -> its row, of a record's rows."""
+    return {int(r["step"]): r for r in record["rows"]}
 
 
 def parts_checked(same: dict) -> dict:
@@ -304,7 +336,7 @@ def detections(planted: dict, same: dict, settings, rng: random.Random, draws: i
     out: dict = {}
     machine = machine or {}
     for night, recs in sorted(planted.items()):
-        tonight = {rec["job"]: as_job(rec) for rec in recs}
+        tonight = night_jobs(recs, settings)
         names = sorted(n for n in same if machine.get(n) == machine.get(night) and set(tonight) <= set(same[n]))
         if len(names) < settings.nightly_min_history:
             continue
@@ -418,7 +450,7 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
     rng = random.Random(SEED)
     size = settings.nightly_history
     records = regime_of(by_source(records).get(MAIN_SOURCE, []), size, profile_sha256())[1]
-    same, planted = nights_of(records)
+    same, planted = nights_of(records, settings)
     parts_checked(same)
     machine = machines_of(records)
     rate = 100 * night_rate(false_alarms(same, settings, rng, draws, size, machine=machine))
@@ -529,12 +561,9 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     current = profile_sha256()
     sources = by_source(records)
     chosen, records_in = regime_of(sources.get(MAIN_SOURCE, []), size, current)
-    same, planted = nights_of(records_in)
+    same, planted = nights_of(records_in, settings)
     parts_checked(same)
-    machine, corpus = machines_of(records_in), corpus_of(records_in, same)
-    if max(corpus["machines"].values(), default=0) <= size:
-        raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
-                       f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
+    machine, corpus = machines_of(records_in), enough_nights(corpus_of(records_in, same), size)
     blamed, per = {}, {}
     alarms = false_alarms(same, settings, rng, draws, size, blamed=blamed, machine=machine, per=per)
     rate = night_rate(alarms)
@@ -543,8 +572,6 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
     high = interval_high(same, settings, rng, boot, size, alarms, machine)
     shown: dict = {}
     found = detections(planted, same, settings, rng, draws, size, shown, machine)
-    same_records = [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"]
-    planted_records = [r for recs in planted.values() for r in recs if r["status"] == "SUCCEEDED"]
     return {
         "profile": "cpu", "regime": regime(records, chosen, current), "corpus": corpus,
         "judge": {**tonight_judge(settings), "band_at_least": [list(t) for t in bands.NIGHTLY_AT_LEAST]},
@@ -559,9 +586,55 @@ def replay(records: list, settings=None, draws: int = 20, boot: int = 100) -> di
         "warm_up_per_100_nights": warm,
         "by_machine": by_machine(per, same, machine, found),
         "detected": detected_of(found, shown),
-        "bisection": bisections(planted_records, same_records, settings, rng, max(1, draws // 4)),
+        "bisection": bisections([r for recs in planted.values() for r in recs if r["status"] == "SUCCEEDED"],
+                                [r for r in records_in if not r.get("planted") and r["status"] == "SUCCEEDED"],
+                                settings, rng, max(1, draws // 4)),
         "by_source": other_sources(sources, chosen, settings, rng, draws, size),
+        "resume_fidelity": resume_spread(records_in, settings),
     }
+
+
+def enough_nights(corpus: dict, size: int) -> dict:
+    """corpus_of()'s dict, once a machine has more same-code nights than a history holds."""
+    if max(corpus["machines"].values(), default=0) <= size:
+        raise MvpError(f"the corpus has no machine with more than MVP_NIGHTLY_HISTORY={size} same-code nights of one "
+                       f"CPU profile ({corpus['machines']}); record more (bench/detector/record.sh)")
+    return corpus
+
+
+def resume_spread(records: list, settings) -> dict:
+    """How far the resumed job's steps lay from its reference's on the
+    same-code nights, per figure: the nights' largest differences (median,
+    most), how many lie beyond the band, and the share of nights a
+    half-normal fitted to them puts beyond it (at its spread's estimate and
+    at that spread's one-sided 95% upper end)."""
+    nights: dict = {}
+    for r in records:
+        if not r.get("planted"):
+            nights.setdefault(r["night"], []).append(r)
+    pairs = [p for recs in nights.values() for p in [resumed_pair(recs, settings)] if p]
+    if not pairs:
+        return {}
+    band, found = settings.nightly_resume_band, {}
+    for ref, rec in pairs:
+        for name, d in resume_fidelity.differences(steps_of(ref), steps_of(rec), rec["workload"]).items():
+            if d is not None:
+                found.setdefault(name, []).append(d)
+    return {"job": pairs[0][1]["job"], "reference": pairs[0][0]["job"], "nights": len(pairs),
+            "figures": {name: {"band": float(band.get(name, 0)), "median": round(median(ds), 4), "max": round(max(ds), 4),
+                               "beyond": sum(d > float(band.get(name, 0)) for d in ds),
+                               **half_normal_beyond(ds, float(band.get(name, 0)))} for name, ds in sorted(found.items())}}
+
+
+def half_normal_beyond(ds: list, band: float) -> dict:
+    """Per 100: the share of a half-normal fitted to `ds` beyond `band`, at
+    the spread's estimate sqrt(mean d^2) and at its one-sided 95% upper end
+    (the chi-square's 5th percentile, by Wilson and Hilferty's cube)."""
+    n = len(ds)
+    sigma = math.sqrt(sum(d * d for d in ds) / n)
+    chi2_low = n * (1 - 2 / (9 * n) - 1.645 * math.sqrt(2 / (9 * n))) ** 3
+    beyond = [0.0 if s == 0 else 100 * math.erfc(band / (s * math.sqrt(2))) for s in (sigma, sigma * math.sqrt(n / chi2_low))]
+    return {"fitted_beyond_per_100": round(beyond[0], 3), "fitted_beyond_per_100_high": round(beyond[1], 3)}
 
 
 def part_rates(same: dict, alarms: dict) -> dict:
@@ -581,7 +654,7 @@ def source_rates(records: list, settings, rng: random.Random, draws: int, size: 
     """Another data source's own rates, judged as the main one's: its nights'
     false alarms (None with too few nights on one machine), the upper end
     that many independent nights would give, each kind's detection."""
-    same, planted = nights_of(records)
+    same, planted = nights_of(records, settings)
     parts_checked(same)
     machine = machines_of(records)
     blamed: dict = {}
@@ -639,7 +712,17 @@ def table(out: dict) -> str:
         lines.append(f"{'bisection: same-code BAD':<28} {same['bad']:>10}  {'0':<10} {same['probes']} probes")
     lines += [f"{'data ' + src:<28} {str(d['false_alarms_per_100_nights']):>10}  {'':<10} {source_words(d)}"
               for src, d in out.get("by_source", {}).items()]
+    lines += [f"{'resumed ' + name:<28} {f['beyond']:>10}  {'':<10} {resume_words(out['resume_fidelity'], name)}"
+              for name, f in out.get("resume_fidelity", {}).get("figures", {}).items()]
     return "\n".join(lines)
+
+
+def resume_words(r: dict, name: str) -> str:
+    """How far the resumed job's figure `name` lay from its reference's, in words."""
+    f = r["figures"][name]
+    return (f"nights of {r['nights']} beyond the band {f['band']:g} ({r['job']} resumed vs {r['reference']} on same-code "
+            f"nights: largest difference median {f['median']:g}, most {f['max']:g}; a half-normal fitted to them puts "
+            f"{f['fitted_beyond_per_100']:g} per 100 beyond, {f['fitted_beyond_per_100_high']:g} at its spread's 95% upper end)")
 
 
 def source_words(d: dict) -> str:
@@ -689,14 +772,21 @@ def markdown(out: dict) -> str:
     same_probe = out["bisection"].get("same-code")
     if same_probe:
         lines.append(f"| a bisection's probe of unchanged code judged BAD | {same_probe['bad']:g} | 0 |")
-    lines += [f"| false alarms per 100 nights on {src} data ({source_words(d)}) | "
-              f"{'-' if d['false_alarms_per_100_nights'] is None else d['false_alarms_per_100_nights']} | |"
-              for src, d in out.get("by_source", {}).items()]
+    lines += other_rows(out)
     lines += ["", "Where the false alarms came from (figure: times it regressed in the pseudo-nights): "
               + (", ".join(f"{k} {n}" for k, n in by_count(out["false_alarms_by_figure"])) or "none") + "."]
     lines += [f"What showed {kind}: " + (", ".join(f"{k} {n}" for k, n in by_count(d["shown_by"])) or "nothing")
               + f" (of {d['nights']} nights x {out.get('draws', 0)} histories)." for kind, d in out["detected"].items()]
     return "\n".join(lines)
+
+
+def other_rows(out: dict) -> list:
+    """The measured table's rows of the other data sources and of resume_fidelity's band."""
+    return [f"| false alarms per 100 nights on {src} data ({source_words(d)}) | "
+            f"{'-' if d['false_alarms_per_100_nights'] is None else d['false_alarms_per_100_nights']} | |"
+            for src, d in out.get("by_source", {}).items()] + \
+        [f"| resume_fidelity's {name}: {resume_words(out['resume_fidelity'], name)} | {f['beyond']} | |"
+         for name, f in out.get("resume_fidelity", {}).get("figures", {}).items()]
 
 
 def machine_words(m: dict) -> str:

@@ -107,6 +107,23 @@ def _diff(ref: dict, curve: dict, steps: list, key: str):
     return worst
 
 
+def differences(ref: dict, after: dict, workload: str) -> dict:
+    """figure -> the largest |difference| of a resumed curve (after: step ->
+    row) from its reference's (ref) over the resumed steps, or None when a
+    step lacks the figure."""
+    steps = sorted(s for s in after if s in ref)
+    return {name: (worst or (None,))[0] for key, name in workloads.for_job(workload).resume_figures
+            for worst in [_diff(ref, after, steps, key)]}
+
+
+def within_band(ref: dict, after: dict, workload: str, band: dict) -> bool:
+    """Whether every resumed step's figures lie within `band` of the
+    reference's, as the check judges them off full determinism (at least one
+    figure compared)."""
+    found = {name: d for name, d in differences(ref, after, workload).items() if d is not None}
+    return bool(found) and all(d <= float(band.get(name, 0)) for name, d in found.items())
+
+
 def check(jobs: Path, chain: list, reference: str, stop_at: int, band: dict) -> dict:
     why = interrupted(jobs, chain, stop_at)
     if why:

@@ -31,6 +31,9 @@ CHECKS = ("submitted_from_head", "driver_on_worker", "job_dir_complete", "metric
 # 30), other runs (the resume's reference, the nights before), and signal,
 # which a probe gets only when its job rises (bisection.record).
 NIGHT_CHECKS = ("submitted_from_head", "inputs_persisted", "resume_fidelity", "regression", "signal")
+# Those that prove a resumed chain went on from its checkpoint (its first
+# step the next one, its data position, its checkpoints), without a band.
+CHAIN_CHECKS = ("resumed", "checkpoint_policy")
 RESUMED = "_resumed"
 
 
