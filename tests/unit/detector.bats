@@ -144,7 +144,7 @@ print(json.dumps({'n': len(team), 'same': all(mine[n]['curves'] == first[n]['cur
   assert_output --regexp '^ERROR: .*nothing.json does not exist; give <SHARED_ROOT>/regressions/history.json$'
 }
 
-@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate, each kind's detection on that job, and the corpus's date; another job, a GPU night, another judge setting or a CPU profile the corpus did not measure says not calibrated" {
+@test "trust line: the check regression of a calibrated job quotes its measured false-alarm rate, each kind's detection on that job, and the corpus's date, and resume_fidelity its band's; another job, a GPU night, another judge setting or band or a CPU profile the corpus did not measure says not calibrated" {
   run py 'import json
 from types import SimpleNamespace as S
 m = cal.read_calibration()
@@ -160,8 +160,15 @@ print(json.dumps({"learn": cal.trust("learn", S(**base), m), "own": cal.trust("p
                   "grpo": cal.trust("grpo", S(**base), m),
                   "profile": cal.trust("learn", S(**base), other),
                   "gpu": cal.trust("learn", S(**{**base, "trainer_profile": "gpu"}), m),
-                  "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"}), m), "date": m["corpus"]["last"]}))'
+                  "k": cal.trust("learn", S(**{**base, "nightly_band_k": "9"}), m), "date": m["corpus"]["last"],
+                  "resume": cal.resume_trust("ppo2", S(**base, nightly_resume_band={"score": "0.1", "grad_norm": "0.1"}), m),
+                  "resume_grpo": cal.resume_trust("grpo", S(**base, nightly_resume_band={"score": "0.1", "grad_norm": "0.1"}), m),
+                  "resume_band": cal.resume_trust("ppo2", S(**base, nightly_resume_band={"score": "0.1", "grad_norm": "0.05"}), m)}))'
   assert_success
+  # resume_fidelity's own line: its band's nights and fitted tail, for the job and band the corpus measured.
+  jq -r .resume <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9]+ of [0-9]+ same-code nights beyond its band; a half-normal fitted to each figure's differences puts grad_norm [0-9.e-]+ \([0-9.e-]+ at its spread's 95% upper end\), score 0 \(0 at its spread's 95% upper end\) per 100 nights beyond; corpus $(jq -r .date <<<"$output"), "
+  jq -r .resume_grpo <<<"$output" | grep -E "^not calibrated \(the corpus measured the resume of ppo2 on GSM8K's files; this night resumed grpo;"
+  jq -r .resume_band <<<"$output" | grep -E "^not calibrated \(tonight.s MVP_NIGHTLY_RESUME_BAND differs from the measured one in grad_norm;"
   local date
   date=$(jq -r .date <<<"$output")
   jq -r .learn <<<"$output" | grep -E "^this check's measured false-alarm rate: [0-9.]+ per 100 nights \(all jobs of a night: [0-9.]+, 95% high [0-9.]+\).*; corpus $date, [0-9]+ same-code nights$"

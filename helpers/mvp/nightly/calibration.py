@@ -620,7 +620,8 @@ def resume_spread(records: list, settings) -> dict:
         for name, d in resume_fidelity.differences(steps_of(ref), steps_of(rec), rec["workload"]).items():
             if d is not None:
                 found.setdefault(name, []).append(d)
-    return {"job": pairs[0][1]["job"], "reference": pairs[0][0]["job"], "nights": len(pairs),
+    beyond = sum(not resume_fidelity.within_band(steps_of(ref), steps_of(rec), rec["workload"], band) for ref, rec in pairs)
+    return {"job": pairs[0][1]["job"], "reference": pairs[0][0]["job"], "nights": len(pairs), "nights_beyond": beyond,
             "figures": {name: {"band": float(band.get(name, 0)), "median": round(median(ds), 4), "max": round(max(ds), 4),
                                "beyond": sum(d > float(band.get(name, 0)) for d in ds),
                                **half_normal_beyond(ds, float(band.get(name, 0)))} for name, ds in sorted(found.items())}}
@@ -866,18 +867,9 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     as config/detector.json measured it; "not calibrated (why)" for a job,
     profile or judge the corpus never measured."""
     cal = calibration if calibration is not None else read_calibration()
-    if not cal:
-        return "not calibrated (no config/detector.json: make bench-detector measures the judge)"
-    corpus = cal["corpus"]
-    where = f"corpus {corpus['last']}, {corpus['same_code_nights']} same-code nights"
-    if settings.trainer_profile != cal.get("profile", "cpu"):
-        return (f"not calibrated (the corpus holds {cal.get('profile', 'cpu')}-profile runs only, this night ran "
-                f"{settings.trainer_profile}; docs/first-gpu-night.md says how to calibrate your own nights)")
-    measured = cal.get("regime", {})
-    if measured.get("profile_sha256") != profile_sha256(settings.trainer_profile):
-        return (f"not calibrated (the corpus measured CPU nights of another templates/profiles/cpu.yaml than "
-                f"tonight's, which has {measured.get('current_same_code_nights', 0)} recorded same-code nights; "
-                f"bench/detector/record.sh adds them; {where})")
+    where, why = measured_for(settings, cal)
+    if why:
+        return why
     source = source_of(getattr(settings, "gsm8k_source", "") or "")
     if source != MAIN_SOURCE:
         return source_trust(job, source, cal.get("by_source", {}).get(source), where)
@@ -891,6 +883,45 @@ def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
     found = f"; detects {', '.join(kinds)} on the first bad night" if kinds else ""
     return (f"this check's measured false-alarm rate: {rate:g} per 100 nights (all jobs of a night: "
             f"{cal['false_alarms_per_100_nights']:g}, 95% high {cal['false_alarms_per_100_nights_ci95_high']:g}){found}; {where}")
+
+
+def measured_for(settings, cal: Optional[dict]) -> tuple:
+    """(the corpus in words, "not calibrated (why)" or ""): whether the
+    calibration `cal` measured nights of tonight's trainer profile."""
+    if not cal:
+        return "", "not calibrated (no config/detector.json: make bench-detector measures the judge)"
+    corpus = cal["corpus"]
+    where = f"corpus {corpus['last']}, {corpus['same_code_nights']} same-code nights"
+    if settings.trainer_profile != cal.get("profile", "cpu"):
+        return where, (f"not calibrated (the corpus holds {cal.get('profile', 'cpu')}-profile runs only, this night ran "
+                       f"{settings.trainer_profile}; docs/first-gpu-night.md says how to calibrate your own nights)")
+    measured = cal.get("regime", {})
+    if measured.get("profile_sha256") != profile_sha256(settings.trainer_profile):
+        return where, (f"not calibrated (the corpus measured CPU nights of another templates/profiles/cpu.yaml than "
+                       f"tonight's, which has {measured.get('current_same_code_nights', 0)} recorded same-code nights; "
+                       f"bench/detector/record.sh adds them; {where})")
+    return where, ""
+
+
+def resume_trust(job: str, settings, calibration: Optional[dict] = None) -> str:
+    """One line: how far to trust the check `resume_fidelity` of the night's
+    resumed job, as the replay measured its band on the same-code nights."""
+    cal = calibration if calibration is not None else read_calibration()
+    where, why = measured_for(settings, cal)
+    if why:
+        return why
+    r = cal.get("resume_fidelity") or {}
+    if r.get("job") != job or source_of(getattr(settings, "gsm8k_source", "") or "") != MAIN_SOURCE:
+        return (f"not calibrated (the corpus measured the resume of {r.get('job') or 'no job'} on GSM8K's files; "
+                f"this night resumed {job}; {where})")
+    band = settings.nightly_resume_band
+    differ = [name for name, f in r["figures"].items() if float(band.get(name, 0)) != f["band"]]
+    if differ:
+        return f"not calibrated (tonight's MVP_NIGHTLY_RESUME_BAND differs from the measured one in {', '.join(differ)}; {where})"
+    fitted = ", ".join(f"{name} {f['fitted_beyond_per_100']:g} ({f['fitted_beyond_per_100_high']:g} at its spread's 95% "
+                       f"upper end)" for name, f in r["figures"].items())
+    return (f"this check's measured false-alarm rate: {r['nights_beyond']} of {r['nights']} same-code nights beyond "
+            f"its band; a half-normal fitted to each figure's differences puts {fitted} per 100 nights beyond; {where}")
 
 
 def source_trust(job: str, source: str, measured: Optional[dict], where: str) -> str:

@@ -103,6 +103,8 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
         check = history.check(job, past, plan["run_id"], settings)
         # How far to trust it: the judge's error rates measured on real runs (config/detector.json).
         check["trust"] = calibration.trust(job["name"], settings, measured)
+        for resumed in (c for c in job["checks"] if c["name"] == resume_fidelity.NAME and c["passed"] is not None):
+            resumed["trust"] = calibration.resume_trust(job["name"], settings, measured)
         job["checks"].append(check)
         if job["name"] in (plan.get("rises") or []):
             job["checks"].append(judge.check_signal(job))
