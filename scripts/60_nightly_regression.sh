@@ -131,18 +131,27 @@ run_steps() {
   # MVP_JOB_TIMEOUT seconds from its own submission.
   local job
   for job in "${JOBS[@]}"; do
-    job_words "$job"
-    if [[ $job == "$RESUME_JOB" ]]; then
-      submit_interrupted "$job"
-      continue
-    fi
-    mvp::log::step "submitting $job ($(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}")), at most ${MVP_JOB_TIMEOUT}s"
-    # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
-    out=$("$MVP_REPO/$SCRIPT" "${SPEC[@]}" --porcelain --wait "${FLAGS[@]}" "${WORDS[@]}") || true
-    answer=()
-    mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
-    IDS[$job]=${answer[submission_id]:-}
+    submit_job "$job"
+    IDS[$job]=$SUBMITTED
   done
+}
+
+# submit_job JOB: JOB submitted as the suite says and waited for (the
+# resumed job interrupted, then resumed); SUBMITTED is its submission id
+# ("" when the submit script gave none).
+submit_job() {
+  local job=$1 out
+  local -A answer=()
+  job_words "$job"
+  if [[ $job == "$RESUME_JOB" ]]; then
+    submit_interrupted "$job"
+    return 0
+  fi
+  mvp::log::step "submitting $job ($(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}")), at most ${MVP_JOB_TIMEOUT}s"
+  # The submit script prints submission_id=ID once Ray has the job, whatever the job's end.
+  out=$("$MVP_REPO/$SCRIPT" "${SPEC[@]}" --porcelain --wait "${FLAGS[@]}" "${WORDS[@]}") || true
+  mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
+  SUBMITTED=${answer[submission_id]:-}
 }
 
 # control_pair: the same-night control (helpers/mvp/nightly/control.py): the
@@ -175,7 +184,7 @@ control_pair() {
 
 # submit_interrupted JOB: JOB with its trainer SIGKILLed once verl logged a
 # step drawn at random from RESUME_REF's run (helpers/mvp/worker/stopper.py), and
-# --retry 1 to resume it; sets IDS[JOB] (the chain's last id) and STOP_AT.
+# --retry 1 to resume it; sets SUBMITTED (the chain's last id) and STOP_AT.
 submit_interrupted() {
   local job=$1 out
   local -A answer=()
@@ -198,7 +207,7 @@ submit_interrupted() {
   answer=()
   out=$(MVP_STOP_AT_STEP=${STOP_AT#0} "$MVP_REPO/$SCRIPT" "${SPEC[@]}" --porcelain --wait "${FLAGS[@]}" "${WORDS[@]}") || true
   mvp::kv::read answer <<<"$out" || mvp::log::warn "$job: the submit script's answer: $MVP_KV_ERROR"
-  IDS[$job]=${answer[submission_id]:-}
+  SUBMITTED=${answer[submission_id]:-}
 }
 
 # bisect_night: after a failed night, with MVP_NIGHTLY_BISECT_REPO set, 61
@@ -256,6 +265,7 @@ print_plan() {
     fi
     echo "  then $i: $(shown "$SCRIPT" "${SPEC[@]}" --wait "${FLAGS[@]}" "${WORDS[@]}") (at most ${MVP_JOB_TIMEOUT}s from its submission${SUITE[job_${i}_checks]:+; judged on ${SUITE[job_${i}_checks]//,/, } only})"
   done
+  ((MVP_NIGHTLY_RERUN == 0)) || echo "  a job whose only failed check is regression runs once more; the check fails only if the rerun's fails too"
   echo "  judge every job (and against its last $MVP_NIGHTLY_HISTORY good nights), write ${report%.*}.{json,md,html} and $index"
   [[ -z $MVP_NIGHTLY_BISECT_REPO ]] || echo "  when the night fails and its commit descends from the last good night's in $MVP_NIGHTLY_BISECT_REPO: 61_bisect_regression.sh between the two, with the first failed job"
   echo "  then tell $(notify_plan), once, when the night $([[ $MVP_NIGHTLY_NOTIFY_ON == always ]] && echo ends || echo fails)"
@@ -295,9 +305,15 @@ judge_night() {
   head_host=$(mvp::rt::exec "$MVP_HEAD_NODE" uname -n 2>/dev/null) || head_host=""
   # Retention first, so the index written by the judge shows pruned nights as such.
   mvp::helper::run nightly retention --run-dir "$RUN_NAME" >>"$LOG" || true
-  out=$(mvp::helper::run nightly judge --run-dir "$RUN_NAME" --started "$STARTED" --code-id "$CODE_USED" \
-    --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}") || NIGHT_RC=$?
+  judged=(--run-dir "$RUN_NAME" --started "$STARTED" --code-id "$CODE_USED" --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}")
+  out=$(mvp::helper::run nightly judge "${judged[@]}") || NIGHT_RC=$?
   mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
+  if [[ -n ${verdict[rerun]:-} ]]; then
+    rerun_jobs "${verdict[rerun]}"
+    NIGHT_RC=0 verdict=()
+    out=$(mvp::helper::run nightly judge "${judged[@]}") || NIGHT_RC=$?
+    mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
+  fi
   summary=${verdict[summary]:-}
   mvp::config::run_file report_md "$RUN_DIR" report
   mvp::config::run_file index "$regressions" index
@@ -306,6 +322,20 @@ judge_night() {
   mvp::helper::run notify --run-dir "$RUN_NAME" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"
+}
+
+# rerun_jobs "JOB...": each job the judge names (its one failed check
+# regression, MVP_NIGHTLY_RERUN=1) submitted once more, as the first time;
+# adds --rerun JOB=ID to `judged`, the judge's words. The resumed job draws
+# its own step to be interrupted at; the night's STOP_AT stays its first run's.
+rerun_jobs() {
+  local job stop_at=$STOP_AT
+  for job in $1; do
+    mvp::log::step "rerunning $job: its check regression alone failed; the night fails only if the rerun's fails too"
+    submit_job "$job"
+    judged+=(--rerun "$job=$SUBMITTED")
+  done
+  STOP_AT=$stop_at
 }
 
 main() {

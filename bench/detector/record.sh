@@ -73,7 +73,9 @@ for k in "${kind_list[@]}"; do
   [[ -n ${job_of[$k]:-} ]] || { echo "ERROR: --kinds: $k is no planted kind; use ${!job_of[*]}" >&2; exit 2; }
 done
 
-export MVP_TRAINER_PROFILE=cpu MVP_GPUS_PER_WORKER=1 MVP_JOB_TIMEOUT=900 MVP_NIGHTLY_KEEP=100000
+# A record is a night's first runs: the replay draws a failed regression's
+# rerun from the nights recorded after it, so the recording night reruns nothing.
+export MVP_TRAINER_PROFILE=cpu MVP_GPUS_PER_WORKER=1 MVP_JOB_TIMEOUT=900 MVP_NIGHTLY_KEEP=100000 MVP_NIGHTLY_RERUN=0
 bench::cluster_env
 export MVP_VERL_SRC=$BENCH_REPO/.mvp/cache/verl-0.9.1 MVP_MODEL_SOURCE=tiny MVP_MODEL_ID=mvp-tiny/qwen2
 [[ -z $source ]] || export MVP_GSM8K_SOURCE=$source

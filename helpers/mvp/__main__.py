@@ -217,6 +217,9 @@ def _judge_flags(c) -> None:
                    "(the suite's `rises: true`): check `signal`")
     c.add_argument("--resume", default="", help="JOB=REFERENCE:STEP, the job interrupted after STEP and the "
                    "job it is compared with")
+    c.add_argument("--rerun", action="append", default=[], help="NAME=SUBMISSION_ID, a job's rerun, asked for "
+                   "by this step's answer rerun= (empty id: not submitted): its check regression fails only "
+                   "when the rerun's fails too")
 
 
 def _suite_and_notify_commands(sub) -> None:

@@ -112,3 +112,39 @@ print(json.dumps([check_signal(job([1.0] * 10)), check_signal(job([0.2, 0.21, 0.
   jq -r '.[2].evidence' <<<"$output" | grep -x 'the score moves (score 0.22 at step 1, 0.22 to 1 over 4 steps)'
   jq -r '.[5].evidence' <<<"$output" | grep -x 'no signal: the log has no score (critic/score/mean) at any step'
 }
+
+@test "rerun: a job whose one failed check is regression is asked to run again (not with MVP_NIGHTLY_RERUN=0, nor once its rerun ran); its check then passes only when the rerun's passes, and says so" {
+  run env REG="$REG" PYTHONPATH="$MVP_REPO/helpers:$MVP_REPO/tests/test_helper" "$MVP_REPO/.venv/bin/python" -c 'import json, os
+from pathlib import Path
+from nightly_sim import *
+from mvp.nightly import main
+REG = Path(os.environ["REG"])
+for d in range(7):
+    night(REG, d, [job()], settings())
+past = json.loads((REG / "history.json").read_text())
+check = lambda j: history.check(j, past, "nightly-20260301T023000Z", settings())
+def judged(step_s, other_failed=False):
+    j = job(step_s=step_s)
+    j["checks"][0]["passed"] = not other_failed
+    j["checks"].append(check(j))
+    return j
+slow, slow_and_failed, fine = judged(13.0), judged(13.0, True), judged(10.1)
+asked = [main.to_rerun([slow, slow_and_failed, fine], {}, settings(nightly_rerun=1)),
+         main.to_rerun([slow], {}, settings(nightly_rerun=0)),
+         main.to_rerun([slow], {"reruns": [{"name": "grpo", "submission_id": "again"}]}, settings(nightly_rerun=1))]
+out = []
+for rerun in (job(step_s=10.2), job(step_s=13.5), {"submission_id": None, "status": "NOT_SUBMITTED",
+              "checks": [{"name": "submitted", "passed": False, "evidence": "the submit script failed"}]}):
+    first = check(job(step_s=13.0))
+    again = check({**job(), **rerun, "name": "grpo"}) if rerun["submission_id"] else \
+        {"passed": None, "evidence": "not judged"}
+    judge.confirm(first, {**rerun, "submission_id": rerun["submission_id"] and "grpo-again"}, again)
+    out.append([first["passed"], first["rerun"]["passed"], first["evidence"]])
+print(json.dumps({"asked": asked, "confirmed": out}))'
+  assert_success
+  jq -e '.asked == [["grpo"], [], []]' <<<"$output"
+  jq -e '[.confirmed[] | .[0:2]] == [[true, true], [false, false], [false, null]]' <<<"$output"
+  jq -r '.confirmed[0][2]' <<<"$output" | grep -Ex "its rerun grpo-again passed \(s/step 10.2 vs median 10 of 7 nights: .*\), so the first run.s figures were the machine.s, not the code.s: s/step 13 vs median 10 of 7 nights: \+30% \(worse than 10%\)"
+  jq -r '.confirmed[1][2]' <<<"$output" | grep -Ex "s/step 13 vs median 10 of 7 nights: \+30% \(worse than 10%\); its rerun grpo-again too: s/step 13.5 vs median 10 of 7 nights: \+35% \(worse than 10%\)"
+  jq -r '.confirmed[2][2]' <<<"$output" | grep -Ex ".*; its rerun \(not submitted\) could not be judged: the submit script failed"
+}

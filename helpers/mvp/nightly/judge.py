@@ -251,6 +251,28 @@ def add_resume_fidelity(judged: list, plan: dict, jobs: Path, band: dict) -> Non
     job["resume"] = what
 
 
+def confirm(check: dict, rerun: dict, again: dict) -> None:
+    """The check `regression` of a job that failed it and ran once more
+    (MVP_NIGHTLY_RERUN): it passes when the rerun's passes, the first run's
+    figures then being the machine's, for minutes, not the code's; it stays
+    failed when the rerun's fails too, or cannot be judged. `rerun` keeps
+    the rerun's job and verdict; the figures and bands stay the first run's."""
+    sid = rerun.get("submission_id")
+    check["rerun"] = {"submission_id": sid, "status": rerun.get("status"), "passed": again["passed"],
+                      "evidence": again["evidence"]}
+    if check["passed"] is not False:
+        return
+    if again["passed"]:
+        check["passed"] = True
+        check["evidence"] = f"its rerun {sid} passed ({again['evidence']}), so the first run's figures were the " \
+                            f"machine's, not the code's: {check['evidence']}"
+    elif again["passed"] is False:
+        check["evidence"] += f"; its rerun {sid} too: {again['evidence']}"
+    else:
+        why = again["evidence"] if sid else rerun["checks"][0]["evidence"]
+        check["evidence"] += f"; its rerun {sid or '(not submitted)'} could not be judged: {why}"
+
+
 def attempts(jobs: Path, chain: list) -> list:
     """A retried job's chain, first to last: each attempt's status and links."""
     return [{"submission_id": a, "status": JobDir.of(jobs, a).status(),

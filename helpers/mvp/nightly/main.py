@@ -43,22 +43,29 @@ def write_plan(run_dir: Path, args, settings) -> dict:
     run_dir = RunDir(run_dir)
     inputs = fsutil.read_json(run_dir.inputs, {}) or {}
     before, after = inputs.get("before") or {}, inputs.get("after") or {}
-    jobs = []
-    for item in args.job:
-        try:
-            name, sid = kv.parse_line(item)
-        except ValueError as exc:
-            raise MvpError(f"--job: {exc}; give NAME=SUBMISSION_ID (empty id: the submit script failed)") from None
-        jobs.append({"name": name, "submission_id": sid or None,
-                     "error": "" if sid else f"the submit script failed; see {run_dir.log}"})
+    jobs = _jobs_arg("--job", args.job, run_dir)
     plan = {"run_id": run_dir.id, "cluster": settings.cluster_name, "started_at": args.started, "code_id": args.code_id,
             "resume": _resume_arg(args.resume), "checks": _checks_arg(args.checks),
             "failed_step": args.failed_step or None, "head_node_name": args.head_host or settings.head_node,
             "worker_ips": list(settings.worker_ips), "jobs": jobs, "job_timeout_s": settings.job_timeout,
-            "rises": list(args.rises),
+            "rises": list(args.rises), "reruns": _jobs_arg("--rerun", args.rerun, run_dir),
             "prepare": {k: {"before": before.get(k), "after": v} for k, v in after.items()}}
     fsutil.write_json(run_dir.plan, plan)
     return plan
+
+
+def _jobs_arg(flag: str, items: list, run_dir: RunDir) -> list:
+    """--job (or --rerun) NAME=SUBMISSION_ID ... -> [{name, submission_id, error}]."""
+    jobs = []
+    for item in items:
+        try:
+            name, sid = kv.parse_line(item)
+        except ValueError as exc:
+            raise MvpError(f"--job or --rerun: {exc} ({flag} '{item}'); give NAME=SUBMISSION_ID (empty id: the "
+                           "submit script failed)") from None
+        jobs.append({"name": name, "submission_id": sid or None,
+                     "error": "" if sid else f"the submit script failed; see {run_dir.log}"})
+    return jobs
 
 
 def _resume_arg(value: str):
@@ -93,14 +100,19 @@ def only_checks(jobs: list, wanted: dict) -> None:
             job["checks"] = [c for c in job["checks"] if c["name"] in keep or c["name"] == "submitted"]
 
 
-def judge_run(run_dir: Path, settings, plan: dict) -> dict:
+def judge_jobs(run_dir: RunDir, settings, plan: dict) -> list:
+    """Every job of the night judged, its check `regression` against the
+    good nights before it (confirmed by its rerun where one ran)."""
     jobs = [] if plan.get("failed_step") else [judge.judge_job(j, settings.shared_root, plan) for j in plan["jobs"]]
     judge.add_resume_fidelity(jobs, plan, settings.jobs_dir, settings.nightly_resume_band)
-    run_dir = RunDir(run_dir)
     past = run_dir.regressions.read_history()
     measured = calibration.read_calibration()
+    reruns = {r["name"]: r for r in plan.get("reruns") or []}
     for job in jobs:
         check = history.check(job, past, plan["run_id"], settings)
+        if job["name"] in reruns:
+            again = judge.judge_job(reruns[job["name"]], settings.shared_root, plan)
+            judge.confirm(check, again, history.check({**again, "name": job["name"]}, past, plan["run_id"], settings))
         # How far to trust it: the judge's error rates measured on real runs (config/detector.json).
         check["trust"] = calibration.trust(job["name"], settings, measured)
         for resumed in (c for c in job["checks"] if c["name"] == resume_fidelity.NAME and c["passed"] is not None):
@@ -109,6 +121,20 @@ def judge_run(run_dir: Path, settings, plan: dict) -> dict:
         if job["name"] in (plan.get("rises") or []):
             job["checks"].append(judge.check_signal(job))
     only_checks(jobs, plan.get("checks") or {})
+    return jobs
+
+
+def to_rerun(jobs: list, plan: dict, settings) -> list:
+    """The jobs to run once more before the night is judged
+    (MVP_NIGHTLY_RERUN): those whose one failed check is `regression`, when
+    no rerun ran yet; a job that failed anything else fails without one."""
+    if not settings.nightly_rerun or plan.get("reruns"):
+        return []
+    return [j["name"] for j in jobs if [c["name"] for c in judge.failed_checks(j)] == ["regression"]]
+
+
+def judge_run(run_dir: Path, settings, plan: dict, jobs: list) -> dict:
+    run_dir = RunDir(run_dir)
     rep = {
         "run_id": plan["run_id"], "started_at": plan["started_at"],
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "code_id": plan.get("code_id"),
@@ -138,7 +164,14 @@ def inputs_main(args, settings) -> int:
 
 def judge_main(args, settings) -> int:
     run_dir = settings.layout.named(args.run_dir)
-    rep = judge_run(run_dir, settings, write_plan(run_dir, args, settings))
+    plan = write_plan(run_dir, args, settings)
+    jobs = judge_jobs(RunDir(run_dir), settings, plan)
+    again = to_rerun(jobs, plan, settings)
+    if again:
+        # The night is judged once its reruns ran: no report yet (plan.json is written again with them).
+        kv.emit(("rerun", " ".join(again)))
+        return 1
+    rep = judge_run(run_dir, settings, plan, jobs)
     index.write(run_dir.parent, rep, settings.nightly_history)
     kv.emit(("summary", rep["summary"]))
     return 0 if rep["passed"] else 1

@@ -16,6 +16,8 @@ def _job_ids(run_dir: RunDir) -> set:
     # A retried job's earlier attempts go (or stay) with it; so do the same-night control's probes (control.json).
     probes = fsutil.read_json(run_dir.control, {}) or {}
     ids |= {(probes.get(role) or {}).get("submission_id") for role in ("control", "candidate")} - {None}
+    # And the reruns of jobs that failed their check regression alone (plan.json).
+    ids |= {r["submission_id"] for r in (run_dir.read_plan({}) or {}).get("reruns") or [] if r.get("submission_id")}
     return ids | {a["submission_id"] for j in report.get("jobs", []) for a in j.get("attempts") or []}
 
 
