@@ -152,7 +152,8 @@ m = cal.read_calibration()
 m, other = ({**m, "regime": {**m["regime"], "profile_sha256": digest}} for digest in (cal.profile_sha256(), "0" * 64))
 base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
             nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
-            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
+            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"],
+            nightly_rerun=m["judge"]["rerun"])
 # A kind planted on two jobs, caught 1 time in 2 on one and always on the other: each line says what that job alone caught, and what its nights caught where that differs.
 m["detected"] = {**m["detected"], "two": {"rate": 0.75, "job": "grpo,learn", "by_job": {"grpo": 0.5, "learn": 1.0},
                                            "nights_by_job": {"grpo": 1.0, "learn": 1.0}}}
@@ -252,6 +253,35 @@ print(json.dumps({"verdicts": [any(v.values()) for v in verdicts], "blamed": [k 
   jq -r .refused <<<"$output" | grep -x "the corpus's same-code nights ran overlapping sets of jobs (learn and learn,ppo1); record the suite's jobs as one set, or as sets that share no job"
 }
 
+@test "detector rerun: a night's rerun is its job's run in the nearest later night outside its history on its machine (else the nearest earlier); the host slowed at 06:19 fails against all 20 histories on its first runs and none once rerun; the slow step is still caught on the quiet machine" {
+  run py 'import json, os, random
+def verdicts(rerun_on, night, hists, same, machine, pool=None):
+    os.environ["MVP_NIGHTLY_RERUN"] = rerun_on
+    s = cal.JudgeSettings()
+    return sum(any(cal.judge_night(night, [same[n] for n in h], s, None,
+                                   cal.rerun_from(pool or same, t, set(h), machine)).values()) for h in hists)
+machine = cal.machines_of(records)
+same, planted = cal.nights_of(records)
+t = "nightly-20261130T061859Z"
+others = [n for n in sorted(same) if n != t and machine[n] == machine[t] and cal.part_of(same[n]) == cal.part_of(same[t])]
+rng = random.Random(1)
+hists = [rng.sample(others, 7) for _ in range(20)]
+pool = {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3}, "d": {"y": 4}, "e": {"x": 5}}
+at = {"a": "m", "b": "m", "c": "m", "d": "m", "e": "other"}
+picks = [cal.rerun_from(pool, "b", set(), at)("x"), cal.rerun_from(pool, "b", {"c"}, at)("x"),
+         cal.rerun_from(pool, "c", set(), at)("x"), cal.rerun_from(pool, "c", {"a", "b"}, at)("x")]
+os.environ["MVP_NIGHTLY_RERUN"] = "1"
+s = cal.JudgeSettings()
+quiet = {n: r for n, r in planted.items() if r[0]["planted"] == "slow" and machine[n] == "boot-95e626ed"}
+found = cal.detections(quiet, same, s, random.Random(1), 20, 7, machine=machine)
+print(json.dumps({"first": verdicts("0", same[t], hists, same, machine), "rerun": verdicts("1", same[t], hists, same, machine),
+                  "picks": picks, "slow": sum(f for *_, f, _ in found["slow"]) / len(found["slow"]), "slow_nights": len(found["slow"])}))'
+  assert_success
+  jq -e '.first == 20 and .rerun == 0' <<<"$output"
+  jq -e '.picks == [3, 1, 2, null]' <<<"$output"
+  jq -e '.slow >= 0.95 and .slow_nights == 7' <<<"$output"
+}
+
 @test "detector resume: the replay judges resume_fidelity's band again from the resumed job's rows and its reference's: the band the nights ran with (grad_norm 0.05) gives every recorded verdict back, 0.1 passes the one night beyond 0.05, a chain that failed resumed stays failed; the guard fails a tightened band" {
   run py 'import json, os
 from types import SimpleNamespace as S
@@ -297,7 +327,8 @@ m = cal.read_calibration()
 m = {**m, "regime": {**m["regime"], "profile_sha256": cal.profile_sha256()}, "by_source": {"synthetic": rates}}
 base = dict(trainer_profile="cpu", nightly_history=m["judge"]["history"], nightly_min_history=m["judge"]["min_history"],
             nightly_band_k=m["judge"]["band_k"], nightly_band_steps=m["judge"]["band_steps"],
-            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"])
+            nightly_band_floor=m["judge"]["band_floor"], nightly_tolerance=m["judge"]["tolerance"],
+            nightly_rerun=m["judge"]["rerun"])
 recorded = sum(1 for r in records if r.get("data_source") == "synthetic")
 print(json.dumps({"groups": {k: len(v) for k, v in groups.items()} == {"gsm8k": len(records) - recorded, "synthetic": recorded + 10},
                   "nights": rates["same_code_nights"],

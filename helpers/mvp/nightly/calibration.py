@@ -268,24 +268,51 @@ def night_rate(parts: dict) -> float:
     return 1 - math.prod(1 - r for r in rates) if rates else float("nan")
 
 
-def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = None) -> dict:
+def judge_night(tonight: dict, refs: list, settings, blamed: Optional[dict] = None, rerun=None) -> dict:
     """{job: regressed True/False/None} of tonight's jobs against the good
     nights `refs` (each {job: judged job}), as history.check judges them;
-    `blamed` counts "job: figure" of each figure that regressed."""
+    `blamed` counts "job: figure" of each figure that regressed. With
+    MVP_NIGHTLY_RERUN, a job whose check `regression` alone failed is judged
+    again on its rerun (`rerun(job)`: the run a rerun would be, or None when
+    the corpus holds none): it stays failed unless the rerun passes."""
     past = [{"run_id": f"r{i:03d}", "jobs": {name: as_entry(job) for name, job in ref.items()}}
             for i, ref in enumerate(refs)]
     out = {}
     for name, job in tonight.items():
-        check, alone = history.check(job, past, "tonight", settings), failed_alone(job)
-        out[name] = True if alone else None if check["passed"] is None else not check["passed"]
-        if blamed is not None and alone:
-            blamed[f"{name}: {alone}"] = blamed.get(f"{name}: {alone}", 0) + 1
-        elif blamed is not None:
-            for fig in check["figures"] + check["bands"]:
-                if fig.get("regressed"):
-                    key = f"{name}: {fig['figure']}{' band' if 'key' in fig else ''}"
-                    blamed[key] = blamed.get(key, 0) + 1
+        mine: dict = {}
+        out[name] = verdict_of(name, job, past, settings, mine)
+        again = rerun(name) if out[name] and rerun and settings.nightly_rerun and not failed_alone(job) else None
+        if again is not None:
+            out[name] = verdict_of(name, again, past, settings, None) is not False
+        if blamed is not None and out[name]:
+            for key, times in mine.items():
+                blamed[key] = blamed.get(key, 0) + times
     return out
+
+
+def verdict_of(name: str, job: dict, past: list, settings, blamed: dict) -> Optional[bool]:
+    """One job's verdict against `past` (True: it failed: its check
+    `regression`, or alone); `blamed` counts what failed."""
+    check, alone = history.check(job, past, "tonight", settings), failed_alone(job)
+    if blamed is not None and alone:
+        blamed[f"{name}: {alone}"] = blamed.get(f"{name}: {alone}", 0) + 1
+    elif blamed is not None:
+        for fig in check["figures"] + check["bands"]:
+            if fig.get("regressed"):
+                key = f"{name}: {fig['figure']}{' band' if 'key' in fig else ''}"
+                blamed[key] = blamed.get(key, 0) + 1
+    return True if alone else None if check["passed"] is None else not check["passed"]
+
+
+def rerun_from(pool: dict, tonight: str, history: set, machine: dict):
+    """What a rerun of tonight's job would be: its run in the nearest later
+    night of `pool` ({night: {job: judged job}}) on tonight's machine and
+    outside tonight's history, else the nearest earlier one; the corpus's
+    nights were recorded one after another, so that is a run of the same
+    code some minutes later on the same machine, as a night's rerun is."""
+    order = sorted(n for n in pool if n != tonight and n not in history and machine.get(n) == machine.get(tonight))
+    near = [n for n in order if n > tonight] + [n for n in reversed(order) if n < tonight]
+    return lambda job: next((pool[n][job] for n in near if job in pool[n]), None)
 
 
 def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int, ids: Optional[list] = None,
@@ -293,7 +320,8 @@ def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int
     """part -> one 0/1 per pseudo-night: tonight each recorded night in turn
     (or those of `ids`, a resample), `size` other nights of its part on its
     machine (`machine`: night -> machine; none: one machine) at random as
-    history; `per` collects them by machine too (machine -> part -> 0/1s)."""
+    history, a rerun from the nights outside it; `per` collects them by
+    machine too (machine -> part -> 0/1s)."""
     ids = ids or sorted(same)
     machine = machine or {}
     out: dict = {}
@@ -303,7 +331,9 @@ def false_alarms(same: dict, settings, rng: random.Random, draws: int, size: int
         if len(others) < size:
             continue
         for _ in range(draws):
-            verdicts = judge_night(same[t], [same[n] for n in rng.sample(others, size)], settings, blamed)
+            history = rng.sample(others, size)
+            verdicts = judge_night(same[t], [same[n] for n in history], settings, blamed,
+                                   rerun_from(same, t, set(history), machine))
             hit = 1 if any(v for v in verdicts.values()) else 0
             out.setdefault(part, []).append(hit)
             if per is not None:
@@ -330,24 +360,31 @@ def detections(planted: dict, same: dict, settings, rng: random.Random, draws: i
                blamed: Optional[dict] = None, machine: Optional[dict] = None) -> dict:
     """kind -> [(machine, {job: the fraction of `draws` histories (same-code
     nights of its jobs on its machine) against which that job failed}, the
-    fraction against which the night failed: any of its jobs)], one per
-    planted night whose machine has a judged history; `blamed`: kind ->
-    {"job: figure": times it regressed}."""
+    fraction against which the night failed: any of its jobs, whether a
+    rerun of the kind was recorded on its machine)], one per planted night
+    whose machine has a judged history; a rerun is the kind's nearest other
+    planted night there; `blamed`: kind -> {"job: figure": times it regressed}."""
     out: dict = {}
     machine = machine or {}
+    judged = {night: night_jobs(recs, settings) for night, recs in planted.items()}
     for night, recs in sorted(planted.items()):
-        tonight = night_jobs(recs, settings)
+        tonight, kind = judged[night], recs[0]["planted"]
         names = sorted(n for n in same if machine.get(n) == machine.get(night) and set(tonight) <= set(same[n]))
         if len(names) < settings.nightly_min_history:
             continue
-        kind, hits, caught = recs[0]["planted"], dict.fromkeys(tonight, 0), 0
+        kin = {n: jobs for n, jobs in judged.items() if planted[n][0]["planted"] == kind}
+        rerun = rerun_from(kin, night, set(), machine)
+        hits, caught = dict.fromkeys(tonight, 0), 0
         by = (blamed if blamed is not None else {}).setdefault(kind, {})
         for _ in range(draws):
-            verdicts = judge_night(tonight, [same[n] for n in rng.sample(names, min(size, len(names)))], settings, by)
+            verdicts = judge_night(tonight, [same[n] for n in rng.sample(names, min(size, len(names)))], settings, by,
+                                   rerun)
             caught += 1 if any(verdicts.values()) else 0
             for job, bad in verdicts.items():
                 hits[job] += 1 if bad else 0
-        out.setdefault(kind, []).append((machine.get(night, ""), {j: h / draws for j, h in hits.items()}, caught / draws))
+        reran = all(rerun(job) is not None for job in tonight)
+        out.setdefault(kind, []).append((machine.get(night, ""), {j: h / draws for j, h in hits.items()},
+                                         caught / draws, reran))
     return out
 
 
@@ -460,7 +497,7 @@ def guard(records: list, measured: dict, settings=None, draws: int = 20) -> list
                    f"{measured['false_alarms_per_100_nights_ci95_high']} measured in config/detector.json")
     for kind, runs in sorted(detections(planted, same, settings, rng, draws, size, machine=machine).items()):
         low = measured["detected"].get(kind, {}).get("ci95_low", 0.0)
-        hits = [night for *_, night in runs]
+        hits = [night for _, _, night, _ in runs]
         if mean(hits) < low:
             out.append(f"detected.{kind} {mean(hits):.3f}, below the 95% interval's low end {low} measured in "
                        "config/detector.json")
@@ -525,7 +562,7 @@ def by_machine(alarms: dict, same: dict, machine: dict, found: dict) -> dict:
                      "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
                      "parts": {p: {"same_code_nights": nights[p], "false_alarms_per_100_nights": round(100 * mean(hits), 2)}
                                for p, hits in sorted(parts.items())},
-                     "detected": {k: round(mean(f for m, _, f in v if m == name), 3)
+                     "detected": {k: round(mean(f for m, _, f, _ in v if m == name), 3)
                                   for k, v in sorted(found.items()) if any(m == name for m, *_ in v)}}
     return out
 
@@ -537,12 +574,13 @@ def detected_of(found: dict, shown: dict) -> dict:
     jobs), and the figures that showed it."""
     out = {}
     for k, planted in sorted(found.items()):
-        v = [night for *_, night in planted]
-        jobs = sorted({j for _, per_job, _ in planted for j in per_job})
-        own = {j: round(mean(per_job[j] for _, per_job, _ in planted if j in per_job), 3) for j in jobs}
-        night = {j: round(mean(n for _, per_job, n in planted if j in per_job), 3) for j in jobs}
+        v = [night for _, _, night, _ in planted]
+        jobs = sorted({j for _, per_job, *_ in planted for j in per_job})
+        own = {j: round(mean(per_job[j] for _, per_job, *_ in planted if j in per_job), 3) for j in jobs}
+        night = {j: round(mean(n for _, per_job, n, _ in planted if j in per_job), 3) for j in jobs}
         out[k] = {"rate": round(mean(v), 3), "ci95_low": round(wilson_low(round(sum(v)), len(v)), 3), "nights": len(v),
                   "job": ",".join(jobs), "by_job": own, "nights_by_job": night,
+                  "nights_without_rerun": sum(1 for *_, reran in planted if not reran),
                   "shown_by": dict(sorted(shown.get(k, {}).items(), key=lambda kv: (-kv[1], kv[0])))}
     return out
 
@@ -666,7 +704,7 @@ def source_rates(records: list, settings, rng: random.Random, draws: int, size: 
             "false_alarms_per_100_nights": None if math.isnan(rate) else round(100 * rate, 2),
             "ci95_high_independent": None if math.isnan(rate) else round(100 * independent_high(alarms, nights_per_part(same)), 2),
             "false_alarms_by_figure": dict(by_count(blamed)),
-            "detected": {k: {"rate": round(mean(f for *_, f in v), 3), "nights": len(v)} for k, v in sorted(found.items())}}
+            "detected": {k: {"rate": round(mean(f for _, _, f, _ in v), 3), "nights": len(v)} for k, v in sorted(found.items())}}
 
 
 def regime_line(reg: dict) -> str:
@@ -687,12 +725,18 @@ def in_a_row(judge: dict) -> str:
     return f"{judge['band_steps']} steps in a row" + (f" ({more})" if more else "")
 
 
+def rerun_words(judge: dict) -> str:
+    """MVP_NIGHTLY_RERUN, in words."""
+    return "; a job whose check regression alone failed run once more, failing only if its rerun does" \
+        if judge.get("rerun") else "; no reruns"
+
+
 def table(out: dict) -> str:
     c = out["corpus"]
     lines = [f"corpus: {c['records']} records, {c['same_code_nights']} same-code nights, recorded {c['first']} .. {c['last']}; "
              f"{regime_line(out['regime'])}",
              f"judge: {out['judge']['history']} good nights of history (warm-up from {out['judge']['min_history']}), "
-             f"band k={out['judge']['band_k']} MAD, {in_a_row(out['judge'])}",
+             f"band k={out['judge']['band_k']} MAD, {in_a_row(out['judge'])}{rerun_words(out['judge'])}",
              "",
              f"{'what':<28} {'measured':>10}  {'goal':<10} detail",
              f"{'false alarms / 100 nights':<28} {out['false_alarms_per_100_nights']:>10}  {'<= 1':<10} "
@@ -749,7 +793,7 @@ def markdown(out: dict) -> str:
              f"runs) and {sum(sum(v.values()) for k, v in c['runs'].items() if k != 'same-code')} planted runs; "
              f"the judge's defaults (history {j['history']} nights, warm-up from {j['min_history']}, bands "
              f"k={j['band_k']} MAD, {in_a_row(j)}, floor {j['band_floor']}%, single figures' tolerances "
-             f"{' '.join(f'{k}={v}%' for k, v in sorted(j['tolerance'].items()))}). The nights' trainer "
+             f"{' '.join(f'{k}={v}%' for k, v in sorted(j['tolerance'].items()))}{rerun_words(j)}). The nights' trainer "
              f"{regime_line(out['regime'])}.",
              "", "| what | measured | goal |", "|---|---|---|",
              f"| false alarms per 100 same-code nights (all jobs of a night) | {out['false_alarms_per_100_nights']:g} | at most 1 |",
@@ -768,7 +812,9 @@ def markdown(out: dict) -> str:
         b = out["bisection"].get(kind, {})
         steps = "" if b.get("steps") is None else f", from step {b['steps']:g}"
         jobs = d["job"] if len(d.get("by_job", {})) < 2 else ", ".join(f"{j} {r:g}" for j, r in d["by_job"].items())
-        lines.append(f"| detected on the first bad night: {kind} ({jobs}, {d['nights']} nights) | {d['rate']:g} "
+        alone = f"; {d['nights_without_rerun']} with no rerun recorded, judged on their first run" \
+            if d.get("nights_without_rerun") else ""
+        lines.append(f"| detected on the first bad night: {kind} ({jobs}, {d['nights']} nights{alone}) | {d['rate']:g} "
                      f"(95% low {d['ci95_low']:g}); a bisection's probe BAD {b.get('bad', '-')}{steps} | at least 0.95 |")
     same_probe = out["bisection"].get("same-code")
     if same_probe:
@@ -853,13 +899,15 @@ def main(args, _settings) -> int:
 # other values is not the judge the corpus measured.
 JUDGE_SETTINGS = {"history": "MVP_NIGHTLY_HISTORY", "min_history": "MVP_NIGHTLY_MIN_HISTORY",
                   "band_k": "MVP_NIGHTLY_BAND_K", "band_steps": "MVP_NIGHTLY_BAND_STEPS",
-                  "band_floor": "MVP_NIGHTLY_BAND_FLOOR", "tolerance": "MVP_NIGHTLY_TOLERANCE"}
+                  "band_floor": "MVP_NIGHTLY_BAND_FLOOR", "tolerance": "MVP_NIGHTLY_TOLERANCE",
+                  "rerun": "MVP_NIGHTLY_RERUN"}
 
 
 def tonight_judge(settings) -> dict:
     return {"history": settings.nightly_history, "min_history": settings.nightly_min_history,
             "band_k": settings.nightly_band_k, "band_steps": settings.nightly_band_steps,
-            "band_floor": settings.nightly_band_floor, "tolerance": settings.nightly_tolerance}
+            "band_floor": settings.nightly_band_floor, "tolerance": settings.nightly_tolerance,
+            "rerun": bool(settings.nightly_rerun)}
 
 
 def trust(job: str, settings, calibration: Optional[dict] = None) -> str:
