@@ -95,6 +95,23 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_output --partial '"step_s (timing_s/step) above its band at steps 2-3'
 }
 
+@test "bands: a phase's share of its step: a machine twice as slow leaves every share in its band while s/step leaves its own; the advantage's phase 3 s longer leaves its share's band; a share of 1% may move by 10% of the step, not 10% of itself" {
+  # GRPO's timed phases as verl 0.9.1 logs them (timing_s/<phase> beside timing_s/step), on a 10 s step.
+  local phases='{**BASE, "timing_s/gen": [4.0] * 10, "timing_s/update_actor": [4.8] * 10, "timing_s/adv": [0.1] * 10}'
+  run sim "sorted((k, v[\"key\"]) for k, v in bands.curves(rows(base=$phases)).items() if k.endswith(\"_share\"))"
+  assert_success
+  assert_output '[["adv_share", "timing_s/adv / timing_s/step"], ["gen_share", "timing_s/gen / timing_s/step"], ["update_actor_share", "timing_s/update_actor / timing_s/step"]]'
+  # The machine: every phase and the step twice as long.
+  run sim "[f[\"figure\"] for f in bands.judge_runs(rows(base={k: [2 * x for x in v] if k.startswith(\"timing_s/\") else v for k, v in $phases.items()}, seed=1), refs(5, base=$phases))[\"figures\"] if f[\"regressed\"]]"
+  assert_output '["step_s"]'
+  # The code: adv 3 s longer at every step (a sleep in the advantage's computation).
+  run sim "bands.judge_runs(rows(base={**$phases, \"timing_s/adv\": [3.1] * 10, \"timing_s/step\": [13.0] * 10}, seed=1), refs(5, base=$phases))[\"reasons\"]"
+  assert_output --partial '"adv_share (timing_s/adv / timing_s/step) above its band at steps 1-10 (10 in a row, 2 make a regression): 0.24'
+  # adv at 1% of the step moved to 9% (a host stalling a small phase for a moment): inside; to 12%: outside.
+  run sim "[bands.judge_runs(rows(base={**$phases, \"timing_s/adv\": [a] * 10}, seed=1, noise=0.0), [rows(base=$phases, noise=0.0)] * 5)[\"regressed\"] for a in (0.9, 1.2)]"
+  assert_output '[false, true]'
+}
+
 @test "bands: a history without spread still allows 10% (the MAD's floor), the spread pooled over steps keeps 3 runs from flagging noise" {
   # Five identical good runs: MAD 0 at every step; +-5% of noise tonight is inside, +20% is not.
   run sim '[bands.judge_runs(rows(seed=s, noise=0.05), [rows(noise=0.0)] * 5)["regressed"] for s in range(5)] + [verdict({"timing_s/step": {s: 12.0 for s in range(1, 11)}}, noise=0.0)["regressed"]]'

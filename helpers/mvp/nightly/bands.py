@@ -20,7 +20,7 @@ caller with 2 references should ask for 3 steps in a row: 2%), while a
 shift of 4 sigma in one figure was found in 98% of runs against 3, 99%
 against 7),
 and `floor` times the figure's typical size (the median |value| of the
-references), so that a history without spread (verl's full determinism, a
+references; for a phase's share of the step, the whole step), so that a history without spread (verl's full determinism, a
 constant) still allows k * floor (10% by default) instead of nothing.
 A figure is regressed when it stays outside its band on its worse side
 (either side for a figure with no better direction) for `steps` consecutive
@@ -44,6 +44,20 @@ FIGURES = {
     "throughput": (("perf/throughput",), "lower"),
     "memory_gb": (("actor/perf/max_memory_allocated_gb", "perf/max_memory_allocated_gb"), "higher"),
 }
+# The phases verl 0.9.1 times within a step (marked_timer in the V1 trainer,
+# verl/trainer/ppo/v1/trainer_base.py:565-609, and update_weights in
+# v1/trainer_sync.py:36), each logged as timing_s/<phase> beside
+# timing_s/step (verl/trainer/ppo/metric_utils.py:611). A phase's share of
+# its step is a figure of its own ("<phase>_share", worse higher): a busier
+# or slower machine stretches every phase of a step alike and leaves the
+# shares where they were, while slower code stretches its own phase. On the
+# corpus a sleep of 3 s in the advantage's computation took `adv` from 1% of
+# the step to 22-39%, on the quiet machine and on the busy one, whose steps
+# spread too wide for s/step to show it.
+PHASES = ("gen", "reward", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor", "update_weights")
+STEP_KEY = "timing_s/step"
+FIGURES.update({f"{p}_share": ((f"timing_s/{p}",), "higher") for p in PHASES})
+SHARES = tuple(f"{p}_share" for p in PHASES)
 # verl logs 0 GPU bytes on CPUs: a curve of zeros is no curve.
 NONZERO = ("memory_gb",)
 BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", "below", "nan")}
@@ -108,17 +122,28 @@ def curves(rows: list) -> dict:
     out = {}
     for name, (keys, _) in FIGURES.items():
         for key in keys:
-            points = [(int(r["step"]), r[key]) for r in rows if isinstance(r.get(key), float)]
+            points = [(int(r["step"]), share_of(r, key) if name in SHARES else r[key]) for r in rows
+                      if isinstance(r.get(key), float) and (name not in SHARES or share_of(r, key) is not None)]
             if points and (name not in NONZERO or any(v for _, v in points)):
-                out[name] = {"key": key, "steps": [s for s, _ in points],
+                out[name] = {"key": f"{key} / {STEP_KEY}" if name in SHARES else key, "steps": [s for s, _ in points],
                              "values": [v if math.isfinite(v) else None for _, v in points]}
                 break
     return out
 
 
-def bands(references: list, rule: Rule) -> dict:
+def share_of(row: dict, key: str):
+    """A phase's seconds (row[key]) as a share of its step's, or None: the row has no step time."""
+    step = row.get(STEP_KEY)
+    return row[key] / step if isinstance(step, float) and step > 0 else None
+
+
+def bands(references: list, rule: Rule, whole: bool = False) -> dict:
     """step -> (low, median, high) of one figure, from the references' curves
-    of it; only steps with at least rule.min_refs values."""
+    of it; only steps with at least rule.min_refs values. `whole`: the
+    figure is a share of the step, and its floor is rule.floor of the whole
+    step rather than of the share's own size (a phase of 1% of a step
+    would otherwise be allowed 0.1% of it, and a host that stalls a small
+    phase for a moment, as the corpus's slowed host did, would fail it)."""
     at: dict = {}
     for curve in references:
         for step, value in zip(curve["steps"], curve["values"]):
@@ -130,7 +155,7 @@ def bands(references: list, rule: Rule) -> dict:
     mids = {s: median(vs) for s, vs in at.items()}
     devs = {s: [abs(v - mids[s]) for v in vs] for s, vs in at.items()}
     pooled = median([d for ds in devs.values() for d in ds if d > 0] or [0.0])
-    floor = rule.floor * median(abs(v) for vs in at.values() for v in vs)
+    floor = rule.floor * (1.0 if whole else median(abs(v) for vs in at.values() for v in vs))
     out = {}
     for s, mid in sorted(mids.items()):
         half = rule.k * max(median(devs[s]), pooled, floor)
@@ -164,7 +189,7 @@ def judge_figure(name: str, candidate: dict, references: list, rule: Rule) -> di
     worse = FIGURES[name][1]
     rule = for_figure(rule, name)
     same = [c for c in references if c.get("key") == candidate["key"]]
-    band = bands(same, rule)
+    band = bands(same, rule, name in SHARES)
     steps = [s for s in candidate["steps"] if s in band]
     out = {"figure": name, "key": candidate["key"], "worse": worse, "references": len(same)}
     if not steps:
