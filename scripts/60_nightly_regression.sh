@@ -290,10 +290,9 @@ run_locked() {
 # failed night, tells whoever hears of it and prints the summary line (what
 # cron mails); NIGHT_RC is the judge's exit status (0: every check passed).
 judge_night() {
-  local regressions=$1 summary job out head_host report index
+  local regressions=$1 summary job head_host report index
   local -A verdict=()
   local -a judged=()
-  NIGHT_RC=0
   for job in "${JOBS[@]}"; do
     judged+=(--job "$job=${IDS[$job]:-}")
     [[ -z ${SUITE[job_${job}_checks]} ]] || judged+=(--checks "$job=${SUITE[job_${job}_checks]}")
@@ -306,13 +305,10 @@ judge_night() {
   # Retention first, so the index written by the judge shows pruned nights as such.
   mvp::helper::run nightly retention --run-dir "$RUN_NAME" >>"$LOG" || true
   judged=(--run-dir "$RUN_NAME" --started "$STARTED" --code-id "$CODE_USED" --failed-step "$FAILED_STEP" --head-host "$head_host" "${judged[@]}")
-  out=$(mvp::helper::run nightly judge "${judged[@]}") || NIGHT_RC=$?
-  mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
+  ask_judge
   if [[ -n ${verdict[rerun]:-} ]]; then
     rerun_jobs "${verdict[rerun]}"
-    NIGHT_RC=0 verdict=()
-    out=$(mvp::helper::run nightly judge "${judged[@]}") || NIGHT_RC=$?
-    mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
+    ask_judge
   fi
   summary=${verdict[summary]:-}
   mvp::config::run_file report_md "$RUN_DIR" report
@@ -322,6 +318,15 @@ judge_night() {
   mvp::helper::run notify --run-dir "$RUN_NAME" || mvp::log::warn "the notification step failed; see $LOG"
   [[ -n $summary ]] || summary="NIGHTLY FAIL $RUN_ID: the judge did not run; see $LOG"
   echo "$summary"
+}
+
+# ask_judge: the judge's answer to its words `judged` (judge_night's) read
+# into judge_night's `verdict`; NIGHT_RC is its exit status.
+ask_judge() {
+  local out
+  NIGHT_RC=0 verdict=()
+  out=$(mvp::helper::run nightly judge "${judged[@]}") || NIGHT_RC=$?
+  mvp::kv::read verdict <<<"$out" || mvp::log::warn "the judge's answer: $MVP_KV_ERROR"
 }
 
 # rerun_jobs "JOB...": each job the judge names (its one failed check
