@@ -36,8 +36,13 @@ $1"
   jq -e '(.by_machine | keys) == (.corpus.machines | keys) and
          all(.by_machine | to_entries[]; .value.same_code_nights == $c[.key])' \
     --argjson c "$(jq .corpus.machines "$BATS_TEST_TMPDIR/detector.json")" "$BATS_TEST_TMPDIR/detector.json"
-  for machine in $(jq -r '.by_machine | keys[]' "$BATS_TEST_TMPDIR/detector.json"); do
+  for machine in $(jq -r '.by_machine | to_entries[] | select(.value.false_alarms_per_100_nights) | .key' "$BATS_TEST_TMPDIR/detector.json"); do
     assert_line --regexp "^  on ${machine:0:24} +[0-9.]+ +[0-9]+ nights; 95% high "
+  done
+  # A machine with too few nights for a history and a night beyond it still has its row: its nights, no rate.
+  for machine in $(jq -r '.by_machine | to_entries[] | select(.value.false_alarms_per_100_nights == null) | .key' "$BATS_TEST_TMPDIR/detector.json"); do
+    (($(jq --arg m "$machine" '.corpus.machines[$m]' "$BATS_TEST_TMPDIR/detector.json") <= $(jq .judge.history "$BATS_TEST_TMPDIR/detector.json")))
+    assert_line --regexp "^  on ${machine:0:24} +- +[0-9]+ nights; its false alarms not counted"
   done
   # The exact bound: 0 alarms in 10 nights allow 31 per 100, in 72 5; 200 in 5000 4.58 (comb(5000, 200) is past a float).
   run py 'print([round(100 * cal.binomial_high(h, n), 2) for h, n in ((0, 10), (0, 72), (200, 5000))], cal.nights_needed(0.0, 0.05))'

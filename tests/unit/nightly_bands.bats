@@ -51,13 +51,16 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_output '[false, false]'
 }
 
-@test "bands: the nightly's rule asks more of two figures: grad_norm 3 steps in a row (2 pass where 2 of entropy fail, 3 fail), the score 8 MADs; MVP_NIGHTLY_BAND_STEPS=4 raises both figures' steps" {
+@test "bands: the nightly's rule asks more of two figures: grad_norm a third of its steps in a row (3 of 10 pass where 2 of entropy fail, 4 fail; 2 of a 3-step run fail), the score 8 MADs; MVP_NIGHTLY_BAND_STEPS=4 raises both figures' steps" {
   run sim 'history.band_rule(settings()).at_least'
-  assert_output '[["grad_norm", "steps", 3], ["score", "k", 8.0], ["step_s", "share", 0.3333333333333333], ["throughput", "share", 0.3333333333333333]]'
-  run sim '[verdict(p, rule=history.band_rule(settings()))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1}}, {"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}})]'
+  assert_output '[["grad_norm", "share", 0.3333333333333333], ["score", "k", 8.0], ["step_s", "share", 0.3333333333333333], ["throughput", "share", 0.3333333333333333]]'
+  run sim '[verdict(p, rule=history.band_rule(settings()))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1}}, {"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4, 7: 0.4}})]'
   assert_output '[false, true, true]'
-  run sim 'verdict({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, rule=history.band_rule(settings()))["reasons"]'
-  assert_output --partial '"grad_norm (actor/grad_norm) above its band at steps 4-6 (3 in a row, 3 make a regression)'
+  run sim 'verdict({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4, 7: 0.4}}, rule=history.band_rule(settings()))["reasons"]'
+  assert_output --partial '"grad_norm (actor/grad_norm) above its band at steps 4-7 (4 in a row, 4 make a regression)'
+  # GRPO's 3-step job: no gradient at step 1 by construction; grad_norm 0 at steps 2-3 (the KL term dropped) fails.
+  run sim 'bands.steps_needed(bands.for_figure(history.band_rule(settings()), "grad_norm"), 3)'
+  assert_output 2
   run sim '[verdict(p, rule=history.band_rule(settings(nightly_band_steps=4)))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1, 6: 0.1, 7: 0.1}})]'
   assert_output '[false, true]'
   # The score's band is 8 MADs wide, entropy's 5; MVP_NIGHTLY_BAND_K=10 widens both to 10.

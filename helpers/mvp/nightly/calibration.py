@@ -553,17 +553,23 @@ def by_machine(alarms: dict, same: dict, machine: dict, found: dict) -> dict:
     that rate would give, the nights that would bring it to 5 and to 1 per
     100, its parts, and each kind's detection on it (`found`: detections()'s)."""
     out = {}
-    for name, parts in sorted(alarms.items()):
+    for name in sorted({machine.get(n, "") for n in same}):
+        parts, nights = alarms.get(name, {}), nights_per_part(same, machine, name)
+        detected = {k: round(mean(f for m, _, f, _ in v if m == name), 3)
+                    for k, v in sorted(found.items()) if any(m == name for m, *_ in v)}
+        if not parts:
+            # Too few same-code nights for one history and a night beyond it: no false alarm counted.
+            out[name] = {"same_code_nights": sum(nights.values()), "false_alarms_per_100_nights": None,
+                         "ci95_high_independent": None, "nights_for_ci95_high": None, "parts": {}, "detected": detected}
+            continue
         rate = night_rate(parts)
-        nights = nights_per_part(same, machine, name)
         high = independent_high(parts, nights)
         out[name] = {"same_code_nights": sum(nights.values()), "false_alarms_per_100_nights": round(100 * rate, 2),
                      "ci95_high_independent": round(100 * high, 2),
                      "nights_for_ci95_high": {"5": nights_needed(rate, 0.05), "1": nights_needed(rate, 0.01)},
                      "parts": {p: {"same_code_nights": nights[p], "false_alarms_per_100_nights": round(100 * mean(hits), 2)}
                                for p, hits in sorted(parts.items())},
-                     "detected": {k: round(mean(f for m, _, f, _ in v if m == name), 3)
-                                  for k, v in sorted(found.items()) if any(m == name for m, *_ in v)}}
+                     "detected": detected}
     return out
 
 
@@ -746,7 +752,7 @@ def table(out: dict) -> str:
               for part, p in out.get("parts", {}).items()]
     lines.append(f"{'warm-up nights (refs: rate)':<28} {'':>10}  {'':<10} {out['warm_up_per_100_nights']}")
     for name, m in out.get("by_machine", {}).items():
-        lines.append(f"{'  on ' + name[:24]:<28} {m['false_alarms_per_100_nights']:>10}  {'':<10} "
+        lines.append(f"{'  on ' + name[:24]:<28} {none_dash(m['false_alarms_per_100_nights']):>10}  {'':<10} "
                      f"{m['same_code_nights']} nights; {machine_words(m)}")
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
@@ -806,8 +812,7 @@ def markdown(out: dict) -> str:
               for job, rate in out["false_alarms_per_100_nights_by_job"].items()]
     lines += [f"| warm-up nights (history of {h}): false alarms per 100 | {rate:g} | |"
               for h, rate in out["warm_up_per_100_nights"].items()]
-    lines += [f"| false alarms per 100 nights on the machine {name} alone ({m['same_code_nights']} nights; "
-              f"{machine_words(m)}) | {m['false_alarms_per_100_nights']:g} | |" for name, m in out.get("by_machine", {}).items()]
+    lines += machine_rows(out)
     for kind, d in out["detected"].items():
         b = out["bisection"].get(kind, {})
         steps = "" if b.get("steps") is None else f", from step {b['steps']:g}"
@@ -840,9 +845,23 @@ def machine_words(m: dict) -> str:
     """A machine's upper end, the nights to reach the goals and its detections, in words."""
     need = m["nights_for_ci95_high"]
     found = ", ".join(f"{k} {v:g}" for k, v in m["detected"].items()) or "no planted run"
+    if need is None:
+        return f"its false alarms not counted: a history and a night beyond it need more nights; detected {found}"
     return (f"95% high {m['ci95_high_independent']:g} if its nights were independent; nights for an upper end of "
             f"5 / 1: {need['5'] or 'none: the rate is above it'} / {need['1'] or 'none: the rate is above it'}; "
             f"detected {found}")
+
+
+def machine_rows(out: dict) -> list:
+    """The table's row of each machine's own rates."""
+    return [f"| false alarms per 100 nights on the machine {name} alone ({m['same_code_nights']} nights; "
+            f"{machine_words(m)}) | {none_dash(m['false_alarms_per_100_nights'])} | |"
+            for name, m in out.get("by_machine", {}).items()]
+
+
+def none_dash(value) -> str:
+    """A measured number as the table shows it; none measured: a dash."""
+    return "-" if value is None else f"{value:g}"
 
 
 def by_count(counts: dict) -> list:
