@@ -20,8 +20,9 @@ caller with 2 references should ask for 3 steps in a row: 2%), while a
 shift of 4 sigma in one figure was found in 98% of runs against 3, 99%
 against 7),
 and `floor` times the figure's typical size (the median |value| of the
-references; for a phase's share of the step, the whole step), so that a history without spread (verl's full determinism, a
-constant) still allows k * floor (10% by default) instead of nothing.
+references; for a phase's share of the step, the whole step), so that a
+history without spread (verl's full determinism, a constant) still allows
+k * floor (10% by default) instead of nothing.
 A figure is regressed when it stays outside its band on its worse side
 (either side for a figure with no better direction) for `steps` consecutive
 steps; a step tonight's log has no number for (nan) counts as outside."""
@@ -130,8 +131,7 @@ def curves(rows: list) -> dict:
     out = {}
     for name, (keys, _) in FIGURES.items():
         for key in keys:
-            points = [(int(r["step"]), share_of(r, key) if name in SHARES else r[key]) for r in rows
-                      if isinstance(r.get(key), float) and (name not in SHARES or share_of(r, key) is not None)]
+            points = [(int(r["step"]), v) for r in rows if (v := value_of(name, r, key)) is not None]
             if points and (name not in NONZERO or any(v for _, v in points)):
                 out[name] = {"key": f"{key} / {STEP_KEY}" if name in SHARES else key, "steps": [s for s, _ in points],
                              "values": [v if math.isfinite(v) else None for _, v in points]}
@@ -139,10 +139,15 @@ def curves(rows: list) -> dict:
     return out
 
 
-def share_of(row: dict, key: str):
-    """A phase's seconds (row[key]) as a share of its step's, or None: the row has no step time."""
-    step = row.get(STEP_KEY)
-    return row[key] / step if isinstance(step, float) and step > 0 else None
+def value_of(name: str, row: dict, key: str):
+    """Figure `name`'s value in a row (its key's number; a phase's share:
+    its seconds over its step's), or None where the row has none."""
+    value, step = row.get(key), row.get(STEP_KEY)
+    if not isinstance(value, float):
+        return None
+    if name not in SHARES:
+        return value
+    return value / step if isinstance(step, float) and step > 0 else None
 
 
 def bands(references: list, rule: Rule, whole: bool = False) -> dict:
