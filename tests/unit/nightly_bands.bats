@@ -53,7 +53,7 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
 
 @test "bands: the nightly's rule asks more of two figures: grad_norm a third of its steps in a row (3 of 10 pass where 2 of entropy fail, 4 fail; 2 of a 3-step run fail), the score 8 MADs; MVP_NIGHTLY_BAND_STEPS=4 raises both figures' steps" {
   run sim 'history.band_rule(settings()).at_least'
-  assert_output '[["grad_norm", "share", 0.3333333333333333], ["score", "k", 8.0], ["step_s", "share", 0.3333333333333333], ["throughput", "share", 0.3333333333333333]]'
+  assert_output '[["grad_norm", "share", 0.3333333333333333], ["score", "k", 8.0], ["step_s", "share", 0.3333333333333333], ["throughput", "share", 0.3333333333333333], ["cpu_memory_added_gb", "share", 0.3333333333333333]]'
   run sim '[verdict(p, rule=history.band_rule(settings()))["regressed"] for p in ({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4}}, {"actor/entropy": {4: 0.1, 5: 0.1}}, {"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4, 7: 0.4}})]'
   assert_output '[false, true, true]'
   run sim 'verdict({"actor/grad_norm": {4: 0.4, 5: 0.4, 6: 0.4, 7: 0.4}}, rule=history.band_rule(settings()))["reasons"]'
@@ -113,6 +113,18 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   # adv at 1% of the step moved to 9% (a host stalling a small phase for a moment): inside; to 12%: outside.
   run sim "[bands.judge_runs(rows(base={**$phases, \"timing_s/adv\": [a] * 10}, seed=1, noise=0.0), [rows(base=$phases, noise=0.0)] * 5)[\"regressed\"] for a in (0.9, 1.2)]"
   assert_output '[false, true]'
+}
+
+@test "bands: host memory is judged by what each step adds: a host holding 1.8 GB more all run, or taking 1.5 GB at one step (a process started beside the job), stays in its band; a leak of 0.25 GB a step leaves it" {
+  # The whole machine's used memory, as verl 0.9.1 logs it on CPUs (actor/perf/cpu_memory_used_gb), 0.01 GB more each step.
+  local mem='{**BASE, "actor/perf/cpu_memory_used_gb": [5.7 + 0.01 * s for s in range(10)]}'
+  run sim "bands.curves(rows(base=$mem, noise=0.0))[\"cpu_memory_added_gb\"]"
+  assert_success
+  jq -e '.key == "actor/perf/cpu_memory_used_gb - the step before'"'"'s" and .steps == [2, 3, 4, 5, 6, 7, 8, 9, 10] and (.values | map(. * 1000 | round) | unique) == [10]' <<<"$output"
+  run sim "[[f[\"figure\"] for f in bands.judge_runs(rows(base={**$mem, \"actor/perf/cpu_memory_used_gb\": m}, seed=1, noise=0.002), refs(5, base=$mem, noise=0.002), history.band_rule(settings()))[\"figures\"] if f[\"regressed\"]] for m in ([7.5 + 0.01 * s for s in range(10)], [5.7 + 0.01 * s + (1.5 if s >= 4 else 0) for s in range(10)], [5.7 + 0.26 * s for s in range(10)])]"
+  assert_output '[[], [], ["cpu_memory_added_gb"]]'
+  run sim "bands.judge_runs(rows(base={**$mem, \"actor/perf/cpu_memory_used_gb\": [5.7 + 0.26 * s for s in range(10)]}, seed=1, noise=0.002), refs(5, base=$mem, noise=0.002), history.band_rule(settings()))[\"reasons\"]"
+  assert_output --partial "cpu_memory_added_gb (actor/perf/cpu_memory_used_gb - the step before's) above its band at steps 2-10 (9 in a row, 3 make a regression): 0.2"
 }
 
 @test "bands: a history without spread still allows 10% (the MAD's floor), the spread pooled over steps keeps 3 runs from flagging noise" {

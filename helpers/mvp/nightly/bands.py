@@ -59,6 +59,18 @@ PHASES = ("gen", "reward", "old_log_prob", "ref", "values", "adv", "update_criti
 STEP_KEY = "timing_s/step"
 FIGURES.update({f"{p}_share": ((f"timing_s/{p}",), "higher") for p in PHASES})
 SHARES = tuple(f"{p}_share" for p in PHASES)
+# The host memory a step added: verl's perf/cpu_memory_used_gb is psutil's
+# used memory of the whole machine at the actor's step
+# (verl/workers/engine_workers.py:221), not the job's own, so its level
+# follows whatever else the host runs (the corpus's busy machine: 7.5 GB
+# on a night whose other processes held 1.8 GB more, in a job that added
+# nothing), while a leak adds memory at every step (the corpus's plant: 0.25
+# GB a step, where same-code steps add 0.01-0.03). A figure of its own,
+# "<figure>_added": each step's value less the step before's (from the
+# second step; worse higher). A process that starts on the host mid-run adds
+# one step's jump, a leak every step's.
+ADDED = ("cpu_memory_added_gb",)
+FIGURES["cpu_memory_added_gb"] = (("actor/perf/cpu_memory_used_gb", "perf/cpu_memory_used_gb"), "higher")
 # verl logs 0 GPU bytes on CPUs: a curve of zeros is no curve.
 NONZERO = ("memory_gb",)
 BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", "below", "nan")}
@@ -95,8 +107,14 @@ BAD = {"lower": ("below", "nan"), "higher": ("above", "nan"), "both": ("above", 
 #   alarms from 9.6 to 1.3 per 100 nights: the probe's 10 steps need 4 in a
 #   row (3 left 3.5), GRPO's 3 steps still 2, and every slow run was caught
 #   as before.
+# - the memory a step added, a third of the run's judged steps in a row:
+#   a process started beside the job takes its memory at one step, a leak
+#   at every step. On the corpus of 2026-11-30 (82 nights) this band, in
+#   place of the whole machine's peak memory, took the busy machine's false
+#   alarms from 25 to 12.5 per 100 nights (2 steps in a row: 25, one
+#   night's jump), and caught every leak.
 NIGHTLY_AT_LEAST = (("grad_norm", "share", 1 / 3), ("score", "k", 8.0), ("step_s", "share", 1 / 3),
-                    ("throughput", "share", 1 / 3))
+                    ("throughput", "share", 1 / 3), ("cpu_memory_added_gb", "share", 1 / 3))
 
 
 class Rule(NamedTuple):
@@ -132,11 +150,18 @@ def curves(rows: list) -> dict:
     for name, (keys, _) in FIGURES.items():
         for key in keys:
             points = [(int(r["step"]), v) for r in rows if (v := value_of(name, r, key)) is not None]
+            if name in ADDED:
+                points = [(s, v - before) for (_, before), (s, v) in zip(points, points[1:])]
             if points and (name not in NONZERO or any(v for _, v in points)):
-                out[name] = {"key": f"{key} / {STEP_KEY}" if name in SHARES else key, "steps": [s for s, _ in points],
+                out[name] = {"key": curve_key(name, key), "steps": [s for s, _ in points],
                              "values": [v if math.isfinite(v) else None for _, v in points]}
                 break
     return out
+
+
+def curve_key(name: str, key: str) -> str:
+    """How a curve names what it holds: verl's key, or how the figure is made of it."""
+    return f"{key} / {STEP_KEY}" if name in SHARES else f"{key} - the step before's" if name in ADDED else key
 
 
 def value_of(name: str, row: dict, key: str):

@@ -30,7 +30,8 @@ FIGURES = {
 }
 # A band figure (bands.FIGURES) and the single figures it judges instead, where it has a band.
 REPLACED = {"score": ("final_score", "best_score"), "loss": ("final_loss",), "step_s": ("step_s",),
-            "throughput": ("throughput",), "memory_gb": ("peak_memory_gb",)}
+            "throughput": ("throughput",), "memory_gb": ("peak_memory_gb",),
+            "cpu_memory_added_gb": ("peak_memory_gb",)}
 
 
 def figures(job: dict) -> dict:
@@ -59,9 +60,11 @@ def baseline(history: list, name: str, figure: str, before_run: str, nights: int
     return values[-nights:]
 
 
-def judge_figure(figure: str, value, past: list, tolerance_pct: float, min_nights: int) -> dict:
+def judge_figure(figure: str, value, past: list, tolerance_pct: float, min_nights: int, k: float = 0.0) -> dict:
     """One figure's verdict: regressed True/False, or None (not judged), with
-    the band [median - tolerance, median + tolerance] it was judged against."""
+    the band [median - half, median + half] it was judged against: half is
+    the tolerance (a percent of the median), or k MADs of the past nights
+    where they spread wider (k = 0: the tolerance alone)."""
     worse, label = FIGURES[figure]
     if value is None:
         return {"figure": figure, "regressed": None, "evidence": f"{label}: not in tonight's log"}
@@ -69,10 +72,13 @@ def judge_figure(figure: str, value, past: list, tolerance_pct: float, min_night
         return {"figure": figure, "value": value, "regressed": None,
                 "evidence": f"{label} {value:.4g}: not judged yet ({len(past)} good nights in history, {min_nights} needed)"}
     mid = median(past)
-    band = abs(mid) * tolerance_pct / 100
+    band, spread = abs(mid) * tolerance_pct / 100, k * median(abs(v - mid) for v in past)
+    width = f"{tolerance_pct:g}%"
+    if spread > band:
+        band, width = spread, (f"{spread / abs(mid) * 100:.0f}%: " if mid else "") + f"{k:g} MADs of its nights"
     change = (value - mid) / abs(mid) * 100 if mid else (0.0 if value == mid else float("inf") * (1 if value > mid else -1))
     regressed = value > mid + band if worse == "higher" else value < mid - band
-    verdict = ("worse than" if regressed else "within" if abs(value - mid) <= band else "better, beyond") + f" {tolerance_pct:g}%"
+    verdict = ("worse than" if regressed else "within" if abs(value - mid) <= band else "better, beyond") + f" {width}"
     return {"figure": figure, "value": value, "median": mid, "low": mid - band, "high": mid + band, "nights": len(past),
             "regressed": regressed,
             "evidence": f"{label} {value:.4g} vs median {mid:.4g} of {len(past)} nights: {change:+.0f}% ({verdict})"}
@@ -126,10 +132,10 @@ def check(job: dict, history: list, run_id: str, settings) -> dict:
                 "evidence": f"not judged: the job ended {job.get('status')}, its figures are not comparable"}
     banded = judge_bands(job, history, run_id, settings)
     replaced = {f for b in banded["figures"] if b["regressed"] is not None for f in REPLACED.get(b["figure"], ())}
-    tolerances = settings.nightly_tolerance
+    tolerances, k = settings.nightly_tolerance, band_rule(settings).k
     verdicts = [judge_figure(f, v, baseline(history, job["name"], f, run_id, settings.nightly_history,
                                             settings.nightly_history_since), float(tolerances.get(f, 10)),
-                             settings.nightly_min_history)
+                             settings.nightly_min_history, k)
                 for f, v in figures(job).items() if f not in replaced]
     judged = [v for v in verdicts if v["regressed"] is not None] + [b for b in banded["figures"] if b["regressed"] is not None]
     regressed = [v["evidence"] for v in verdicts if v["regressed"]] + banded["reasons"]
