@@ -127,6 +127,14 @@ from mvp.nightly import bandview; from mvp.core import metrics' "$1"
   assert_output --partial "cpu_memory_added_gb (actor/perf/cpu_memory_used_gb - the step before's) above its band at steps 2-10 (9 in a row, 3 make a regression): 0.2"
 }
 
+@test "bands: a curve whose s/step drifts 3% slower every night is never out of the band its last 7 good nights make (as a single figure's MADs: docs/nightly.md), while a night 30% slower at once is" {
+  run sim '[any(f["regressed"] for f in bands.judge_runs(n[t], n[max(0, t - 7):t], history.band_rule(settings()))["figures"] if f["figure"] == "step_s") for n in [[rows(base={**BASE, "timing_s/step": [10 * 1.03 ** t] * 10}, seed=t) for t in range(20)]] for t in range(3, 20)]'
+  assert_success
+  assert_output "[$(printf 'false, %.0s' {1..16})false]"
+  run sim 'verdict({"timing_s/step": {s: 13.0 for s in range(1, 11)}}, rule=history.band_rule(settings()))["regressed"]'
+  assert_output true
+}
+
 @test "bands: a history without spread still allows 10% (the MAD's floor), the spread pooled over steps keeps 3 runs from flagging noise" {
   # Five identical good runs: MAD 0 at every step; +-5% of noise tonight is inside, +20% is not.
   run sim '[bands.judge_runs(rows(seed=s, noise=0.05), [rows(noise=0.0)] * 5)["regressed"] for s in range(5)] + [verdict({"timing_s/step": {s: 12.0 for s in range(1, 11)}}, noise=0.0)["regressed"]]'
