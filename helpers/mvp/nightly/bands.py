@@ -65,8 +65,8 @@ SHARES = tuple(f"{p}_share" for p in PHASES)
 # follows whatever else the host runs (the corpus's busy machine: 7.5 GB
 # on a night whose other processes held 1.8 GB more, in a job that added
 # nothing), while a leak adds memory at every step (the corpus's plant: 0.25
-# GB a step, where same-code steps add 0.01-0.03). A figure of its own,
-# "<figure>_added": each step's value less the step before's (from the
+# GB a step, where same-code steps add 0.01-0.03). So the figure judged is
+# cpu_memory_added_gb: each step's value less the step before's (from the
 # second step; worse higher). A process that starts on the host mid-run adds
 # one step's jump, a leak every step's.
 ADDED = ("cpu_memory_added_gb",)

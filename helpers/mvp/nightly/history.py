@@ -112,11 +112,11 @@ def reference_curves(history: list, name: str, before_run: str, nights: int, sin
     return out[-nights:]
 
 
-def judge_bands(job: dict, history: list, run_id: str, settings) -> dict:
+def judge_bands(job: dict, history: list, run_id: str, settings, rule: bands.Rule) -> dict:
     """bands.judge_curves of tonight's curves against the good nights'; a
     figure without a band names the single figures judged in its place."""
     refs = reference_curves(history, job["name"], run_id, settings.nightly_history, settings.nightly_history_since)
-    verdict = bands.judge_curves(job.get("curves") or {}, refs, band_rule(settings))
+    verdict = bands.judge_curves(job.get("curves") or {}, refs, rule)
     for fig in verdict["figures"]:
         if fig["regressed"] is None and fig["figure"] in REPLACED:
             fig["evidence"] += f"; judged by its single figure ({', '.join(REPLACED[fig['figure']])}) instead"
@@ -130,12 +130,13 @@ def check(job: dict, history: list, run_id: str, settings) -> dict:
     if job.get("status") != "SUCCEEDED":
         return {"name": "regression", "passed": None, "figures": [], "bands": [],
                 "evidence": f"not judged: the job ended {job.get('status')}, its figures are not comparable"}
-    banded = judge_bands(job, history, run_id, settings)
+    rule = band_rule(settings)
+    banded = judge_bands(job, history, run_id, settings, rule)
     replaced = {f for b in banded["figures"] if b["regressed"] is not None for f in REPLACED.get(b["figure"], ())}
-    tolerances, k = settings.nightly_tolerance, band_rule(settings).k
+    tolerances = settings.nightly_tolerance
     verdicts = [judge_figure(f, v, baseline(history, job["name"], f, run_id, settings.nightly_history,
                                             settings.nightly_history_since), float(tolerances.get(f, 10)),
-                             settings.nightly_min_history, k)
+                             settings.nightly_min_history, rule.k)
                 for f, v in figures(job).items() if f not in replaced]
     judged = [v for v in verdicts if v["regressed"] is not None] + [b for b in banded["figures"] if b["regressed"] is not None]
     regressed = [v["evidence"] for v in verdicts if v["regressed"]] + banded["reasons"]
